@@ -1,0 +1,57 @@
+# pg_fastckpt: PGXS build.  `make && make install`, then see README.md.
+
+EXTENSION = pg_fastckpt
+MODULE_big = pg_fastckpt
+DATA = sql/pg_fastckpt--1.0.sql
+PGFILEDESC = "pg_fastckpt - shared-memory table access method"
+
+OBJS = \
+	src/pg_fastckpt.o \
+	src/core/pingpong.o \
+	src/store/arena.o \
+	src/store/table_store.o \
+	src/store/row_size.o \
+	src/store/undo.o \
+	src/access/handler.o \
+	src/access/visibility.o \
+	src/access/tuple_io.o \
+	src/access/scan.o \
+	src/access/index_fetch.o \
+	src/access/modify.o \
+	src/access/row_lock.o \
+	src/access/ddl.o \
+	src/access/index_build.o \
+	src/access/vacuum.o \
+	src/access/utility.o \
+	src/txn/write_set.o \
+	src/txn/pending_drop.o \
+	src/recovery/gate.o \
+	src/recovery/startup.o \
+	src/monitor/stats.o
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+TEST_CONF = $(srcdir)/test/fastckpt_test.conf
+
+REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
+	analyze_vacuum errors stats
+REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
+
+ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
+	unique_insert
+ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
+	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
+
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
+EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The synthetic Ping-Pong microbenchmark (no PostgreSQL needed to run it).
+.PHONY: bench-pingpong
+bench-pingpong:
+	$(MAKE) -C $(srcdir)/test/bench/pingpong

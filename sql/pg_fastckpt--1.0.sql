@@ -1,0 +1,92 @@
+/* pg_fastckpt--1.0.sql */
+
+\echo Use "CREATE EXTENSION pg_fastckpt" to load this file. \quit
+
+CREATE FUNCTION fastckpt_tableam_handler(internal)
+RETURNS table_am_handler
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE ACCESS METHOD fastckpt TYPE TABLE HANDLER fastckpt_tableam_handler;
+COMMENT ON ACCESS METHOD fastckpt IS
+	'rows in shared memory, durable through pg_fastckpt''s own log and checkpoints';
+
+-- Arena-wide memory.
+CREATE FUNCTION fastckpt_stat_memory_internal(
+	OUT limit_bytes bigint,
+	OUT used_bytes bigint,
+	OUT free_bytes bigint,
+	OUT table_bytes bigint,
+	OUT undo_bytes bigint,
+	OUT directory_bytes bigint,
+	OUT page_bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW fastckpt_stat_memory AS
+	SELECT m.limit_bytes, m.used_bytes, m.free_bytes,
+		   m.table_bytes, m.undo_bytes, m.directory_bytes, m.page_bytes,
+		   (SELECT count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+			 WHERE a.amname = 'fastckpt') AS tables_in_database
+	  FROM fastckpt_stat_memory_internal() m;
+
+-- Per table storage (one per relfilenode, across all databases).
+CREATE FUNCTION fastckpt_stat_tables_internal(
+	OUT dbid oid,
+	OUT relfilenode oid,
+	OUT relid oid,
+	OUT n_rows bigint,
+	OUT n_dead_rows bigint,
+	OUT slots_used bigint,
+	OUT slots_allocated bigint,
+	OUT slot_bytes bigint,
+	OUT row_image_bytes bigint,
+	OUT memory_bytes bigint,
+	OUT undo_records bigint,
+	OUT undo_bytes bigint,
+	OUT dirty_rows bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW fastckpt_stat_tables AS
+	SELECT d.datname AS database,
+		   t.relid::regclass AS relation,
+		   t.relfilenode,
+		   t.n_rows, t.n_dead_rows,
+		   t.slots_used, t.slots_allocated,
+		   t.slot_bytes, t.row_image_bytes,
+		   t.memory_bytes,
+		   CASE WHEN t.n_rows > 0
+				THEN round(t.memory_bytes::numeric / t.n_rows, 1) END AS memory_bytes_per_row,
+		   t.undo_records, t.undo_bytes,
+		   t.dirty_rows,
+		   NULL::bigint AS last_checkpoint_bytes
+	  FROM fastckpt_stat_tables_internal() t
+	  LEFT JOIN pg_database d ON d.oid = t.dbid;
+
+CREATE FUNCTION fastckpt_stat_recovery_internal(
+	OUT tables_open boolean,
+	OUT started_at timestamptz,
+	OUT finished_at timestamptz,
+	OUT databases integer,
+	OUT tables integer,
+	OUT indexes integer,
+	OUT workers integer,
+	OUT index_reset_seconds double precision)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW fastckpt_stat_recovery AS
+	SELECT * FROM fastckpt_stat_recovery_internal();
+
+REVOKE ALL ON FUNCTION fastckpt_stat_memory_internal() FROM PUBLIC;
+REVOKE ALL ON FUNCTION fastckpt_stat_tables_internal() FROM PUBLIC;
+REVOKE ALL ON FUNCTION fastckpt_stat_recovery_internal() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fastckpt_stat_memory_internal() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION fastckpt_stat_tables_internal() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION fastckpt_stat_recovery_internal() TO pg_monitor;
+REVOKE ALL ON fastckpt_stat_memory, fastckpt_stat_tables, fastckpt_stat_recovery FROM PUBLIC;
+GRANT SELECT ON fastckpt_stat_memory, fastckpt_stat_tables, fastckpt_stat_recovery TO pg_monitor;

@@ -1,0 +1,240 @@
+/*-------------------------------------------------------------------------
+ *
+ * fastckpt_am.h
+ *	  Declarations shared by the files of the fastckpt table access method.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_FASTCKPT_AM_H
+#define FC_FASTCKPT_AM_H
+
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "storage/lmgr.h"
+#include "store/slot.h"
+#include "utils/snapshot.h"
+
+/* ---- visibility.c ---- */
+
+/* The version of a row that a snapshot sees. */
+typedef struct FcVisible
+{
+	const char *data;
+	uint32		len;
+	TransactionId xmin;
+	CommandId	cmin;
+	TransactionId xmax;			/* deleter of this version, if any */
+	bool		is_live;		/* the slot's live version (not undo) */
+} FcVisible;
+
+/* Caller holds the slot latch (shared is enough; hints are racy-safe). */
+extern bool fc_visible_version(FcSlotHeader *hdr, const char *live,
+							   Snapshot snapshot, FcVisible *out);
+extern bool fc_xmin_visible_mvcc(TransactionId xmin, CommandId cmin,
+								 uint16 *flags, Snapshot snapshot);
+extern bool fc_xmin_committed(TransactionId xmin, uint16 *flags);
+extern bool fc_xmin_aborted(TransactionId xmin, uint16 *flags);
+extern bool fc_xmax_committed(FcSlotHeader *hdr);
+extern bool fc_xmax_live(FcSlotHeader *hdr);
+extern bool fc_slot_dead_to_all(FcSlotHeader *hdr, struct GlobalVisState *vistest);
+extern bool fc_slot_recently_dead(FcSlotHeader *hdr);
+
+/* ---- tuple_io.c ---- */
+
+extern const TupleTableSlotOps *fc_slot_callbacks(Relation rel);
+extern void fc_store_version(TupleTableSlot *slot, Relation rel, uint64 slotno,
+							 const FcVisible *v);
+extern HeapTuple fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot);
+extern void fc_check_serializable(Relation rel);
+
+/* ---- scan.c ---- */
+
+typedef struct FcScanDesc
+{
+	TableScanDescData base;
+	FcTable    *tbl;
+	uint64		next_slot;		/* next slot to look at */
+	uint64		end_slot;		/* first slot past the range */
+	/* bitmap scans */
+	struct TBMIterateResult *tbmres;
+	int			tbm_index;
+	uint64		tbm_block_start;
+	/* analyze / sample */
+	BlockNumber cur_block;
+	bool		parallel_block_valid;
+	struct ParallelBlockTableScanWorkerData *pwork;	/* parallel scans */
+} FcScanDesc;
+
+extern TableScanDesc fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+								   struct ScanKeyData *key,
+								   ParallelTableScanDesc pscan, uint32 flags);
+extern void fc_scan_end(TableScanDesc scan);
+extern void fc_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
+						   bool set_params, bool allow_strat, bool allow_sync,
+						   bool allow_pagemode);
+extern bool fc_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
+								TupleTableSlot *slot);
+extern void fc_scan_set_tidrange(TableScanDesc scan, ItemPointer mintid,
+								 ItemPointer maxtid);
+extern bool fc_scan_getnextslot_tidrange(TableScanDesc scan,
+										 ScanDirection direction,
+										 TupleTableSlot *slot);
+extern bool fc_scan_bitmap_next_block(TableScanDesc scan,
+									  struct TBMIterateResult *tbmres);
+extern bool fc_scan_bitmap_next_tuple(TableScanDesc scan,
+									  struct TBMIterateResult *tbmres,
+									  TupleTableSlot *slot);
+extern bool fc_scan_sample_next_block(TableScanDesc scan,
+									  struct SampleScanState *scanstate);
+extern bool fc_scan_sample_next_tuple(TableScanDesc scan,
+									  struct SampleScanState *scanstate,
+									  TupleTableSlot *slot);
+extern bool fc_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+									   BufferAccessStrategy bstrategy);
+extern bool fc_scan_analyze_next_tuple(TableScanDesc scan,
+									   TransactionId OldestXmin,
+									   double *liverows, double *deadrows,
+									   TupleTableSlot *slot);
+extern bool fc_parallel_next_block(FcScanDesc *scan);
+extern bool fc_fetch_slot_version(Relation rel, FcTable *tbl, uint64 slotno,
+								  Snapshot snapshot, TupleTableSlot *slot);
+
+/* ---- index_fetch.c ---- */
+
+extern struct IndexFetchTableData *fc_index_fetch_begin(Relation rel);
+extern void fc_index_fetch_reset(struct IndexFetchTableData *scan);
+extern void fc_index_fetch_end(struct IndexFetchTableData *scan);
+extern bool fc_index_fetch_tuple(struct IndexFetchTableData *scan,
+								 ItemPointer tid, Snapshot snapshot,
+								 TupleTableSlot *slot, bool *call_again,
+								 bool *all_dead);
+extern bool fc_tuple_fetch_row_version(Relation rel, ItemPointer tid,
+									   Snapshot snapshot, TupleTableSlot *slot);
+extern bool fc_tuple_tid_valid(TableScanDesc scan, ItemPointer tid);
+extern void fc_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid);
+extern bool fc_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+										Snapshot snapshot);
+extern TransactionId fc_index_delete_tuples(Relation rel,
+											TM_IndexDeleteOp *delstate);
+
+/* ---- modify.c ---- */
+
+extern void fc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+							int options, struct BulkInsertStateData *bistate);
+extern void fc_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
+										CommandId cid, int options,
+										struct BulkInsertStateData *bistate,
+										uint32 specToken);
+extern void fc_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+										  uint32 specToken, bool succeeded);
+extern void fc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+							CommandId cid, int options,
+							struct BulkInsertStateData *bistate);
+extern TM_Result fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 bool changingPart);
+extern TM_Result fc_tuple_update(Relation rel, ItemPointer otid,
+								 TupleTableSlot *slot, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 LockTupleMode *lockmode,
+								 bool *update_indexes);
+extern void fc_finish_bulk_insert(Relation rel, int options);
+extern uint64 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple,
+							TransactionId xid, CommandId cid, uint16 extra_flags,
+							uint32 spec_token);
+
+/* ---- row_lock.c ---- */
+
+extern TM_Result fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+							   TupleTableSlot *slot, CommandId cid,
+							   LockTupleMode mode, LockWaitPolicy wait_policy,
+							   uint8 flags, TM_FailureData *tmfd);
+
+/* What a writer or locker found when it looked at a row's latest state. */
+typedef enum FcRowCheck
+{
+	FC_ROW_OK,					/* caller may proceed */
+	FC_ROW_INVISIBLE,			/* inserted by a later command / other xact */
+	FC_ROW_SELF_MODIFIED,		/* changed by a later command of ours */
+	FC_ROW_UPDATED,				/* changed by a committed concurrent xact */
+	FC_ROW_DELETED,				/* deleted by a committed concurrent xact */
+	FC_ROW_WAIT					/* must wait for an in-progress xact */
+} FcRowCheck;
+
+typedef struct FcRowConflict
+{
+	TransactionId wait_xid;		/* FC_ROW_WAIT: whom to wait for */
+	bool		wait_is_multi;
+	TransactionId xmax;			/* for TM_FailureData */
+	CommandId	cmax;
+	ItemPointerData ctid;
+	bool		traversed;		/* follow mode moved past the caller's version */
+} FcRowConflict;
+
+extern FcRowCheck fc_check_row(FcSlotHeader *hdr, uint64 slotno,
+							   CommandId cid, Snapshot snapshot,
+							   LockTupleMode mode, bool is_lock, bool follow,
+							   FcRowConflict *conflict);
+extern TM_Result fc_row_check_to_tm(FcRowCheck check, FcRowConflict *conflict,
+									TM_FailureData *tmfd);
+extern bool fc_current_xact_holds_lock(FcSlotHeader *hdr, LockTupleMode mode);
+extern bool fc_wait_for_conflict(Relation rel, ItemPointer tid,
+								 FcRowConflict *conflict, LockTupleMode mode,
+								 LockWaitPolicy policy, XLTW_Oper oper,
+								 bool *have_tuple_lock);
+extern LOCKMODE fc_tuple_lock_hwmode(LockTupleMode mode);
+extern void fc_release_tuple_lock(Relation rel, ItemPointer tid,
+								  LockTupleMode mode, bool *have_tuple_lock);
+
+/* ---- ddl.c ---- */
+
+extern void fc_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+										 char persistence,
+										 TransactionId *freezeXid,
+										 MultiXactId *minmulti);
+extern void fc_relation_nontransactional_truncate(Relation rel);
+extern void fc_relation_copy_data(Relation rel, const RelFileNode *newrnode);
+extern void fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+										 Relation OldIndex, bool use_sort,
+										 TransactionId OldestXmin,
+										 TransactionId *xid_cutoff,
+										 MultiXactId *multi_cutoff,
+										 double *num_tuples,
+										 double *tups_vacuumed,
+										 double *tups_recently_dead);
+extern uint64 fc_relation_size(Relation rel, ForkNumber forkNumber);
+extern bool fc_relation_needs_toast_table(Relation rel);
+extern void fc_relation_estimate_size(Relation rel, int32 *attr_widths,
+									  BlockNumber *pages, double *tuples,
+									  double *allvisfrac);
+
+/* ---- index_build.c ---- */
+
+extern double fc_index_build_range_scan(Relation table_rel, Relation index_rel,
+										struct IndexInfo *index_info,
+										bool allow_sync, bool anyvisible,
+										bool progress, BlockNumber start_blockno,
+										BlockNumber numblocks,
+										IndexBuildCallback callback,
+										void *callback_state,
+										TableScanDesc scan);
+extern void fc_index_validate_scan(Relation table_rel, Relation index_rel,
+								   struct IndexInfo *index_info,
+								   Snapshot snapshot,
+								   struct ValidateIndexState *state);
+
+/* ---- vacuum.c ---- */
+
+extern void fc_relation_vacuum(Relation rel, struct VacuumParams *params,
+							   BufferAccessStrategy bstrategy);
+
+/* ---- access gate (recovery/gate.c) ---- */
+
+extern void fc_gate_wait(Relation rel);
+
+#endif							/* FC_FASTCKPT_AM_H */

@@ -1,0 +1,126 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_build.c
+ *	  Feeding CREATE INDEX / REINDEX from a fastckpt table.
+ *
+ * Every slot has exactly one entry per index, built from its latest
+ * settled version: in-place updates never change indexed columns, so all
+ * versions of a slot agree on them -- except for a new index on a column
+ * that was updated in place while older versions are still needed.  For
+ * that case the build reports a "broken HOT chain", and PostgreSQL keeps
+ * the index away from transactions whose snapshots are older than the build
+ * (pg_index.indcheckxmin), as it does for heap.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "access/fastckpt_am.h"
+#include "store/table_store.h"
+
+double
+fc_index_build_range_scan(Relation table_rel, Relation index_rel,
+						  IndexInfo *index_info, bool allow_sync,
+						  bool anyvisible, bool progress,
+						  BlockNumber start_blockno, BlockNumber numblocks,
+						  IndexBuildCallback callback, void *callback_state,
+						  TableScanDesc scan)
+{
+	FcTable    *tbl = fc_table_for_rel(table_rel);
+	GlobalVisState *vistest = GlobalVisTestFor(table_rel);
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	ExprState  *predicate;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	double		reltuples = 0;
+	FcScanDesc *pscan = (FcScanDesc *) scan;
+	uint64		next,
+				end;
+
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+
+	if (pscan != NULL && scan->rs_parallel != NULL)
+		next = end = 0;			/* ranges come from the parallel scan */
+	else
+	{
+		uint64		nslots = fc_table_nslots(tbl);
+
+		next = (uint64) start_blockno * FC_SLOTS_PER_BLOCK;
+		end = (numblocks == InvalidBlockNumber) ? nslots :
+			Min(nslots, (uint64) (start_blockno + numblocks) * FC_SLOTS_PER_BLOCK);
+	}
+
+	for (;;)
+	{
+		if (next >= end)
+		{
+			if (pscan == NULL || scan->rs_parallel == NULL ||
+				!fc_parallel_next_block(pscan))
+				break;
+			next = pscan->next_slot;
+			end = pscan->end_slot;
+			continue;
+		}
+
+		{
+			uint64		slotno = next++;
+			LWLock	   *lock = fc_slot_lock(tbl, slotno);
+			char	   *sp = fc_slot_ptr(tbl, slotno);
+			FcSlotHeader *hdr = (FcSlotHeader *) sp;
+			FcVisible	v;
+			bool		index_it = false;
+			bool		alive = false;
+
+			CHECK_FOR_INTERRUPTS();
+			LWLockAcquire(lock, LW_SHARED);
+			if ((hdr->flags & FC_SLOT_USED) && !fc_slot_dead_to_all(hdr, vistest) &&
+				fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), SnapshotAny, &v))
+			{
+				index_it = true;
+				alive = !(v.is_live && fc_xmax_committed(hdr));
+				if (hdr->undo != NULL)
+					index_info->ii_BrokenHotChain = true;
+				fc_store_version(slot, table_rel, slotno, &v);
+			}
+			LWLockRelease(lock);
+			if (!index_it)
+				continue;
+
+			MemoryContextReset(econtext->ecxt_per_tuple_memory);
+			if (predicate != NULL && !ExecQual(predicate, econtext))
+				continue;
+			FormIndexDatum(index_info, slot, estate, values, isnull);
+			callback(index_rel, &slot->tts_tid, values, isnull, alive, callback_state);
+			if (alive)
+				reltuples += 1;
+		}
+	}
+
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
+	return reltuples;
+}
+
+void
+fc_index_validate_scan(Relation table_rel, Relation index_rel,
+					   IndexInfo *index_info, Snapshot snapshot,
+					   ValidateIndexState *state)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("CREATE INDEX CONCURRENTLY is not supported for fastckpt table \"%s\"",
+					RelationGetRelationName(table_rel)),
+			 errhint("Use CREATE INDEX without CONCURRENTLY.")));
+}

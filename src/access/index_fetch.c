@@ -1,0 +1,202 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_fetch.c
+ *	  Fetching rows by TID: index scans, TID scans, EvalPlanQual re-reads.
+ *
+ * A TID names a slot, and a slot keeps its TID for the row's whole life
+ * (in-place updates), so there are no HOT chains to follow: one fetch reads
+ * the version the snapshot sees.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/tableam.h"
+#include "pgstat.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "access/fastckpt_am.h"
+#include "store/table_store.h"
+
+typedef struct FcIndexFetch
+{
+	IndexFetchTableData base;
+	FcTable    *tbl;
+} FcIndexFetch;
+
+IndexFetchTableData *
+fc_index_fetch_begin(Relation rel)
+{
+	FcIndexFetch *scan = palloc0(sizeof(FcIndexFetch));
+
+	fc_gate_wait(rel);
+	scan->base.rel = rel;
+	scan->tbl = fc_table_for_rel(rel);
+	return &scan->base;
+}
+
+void
+fc_index_fetch_reset(IndexFetchTableData *scan)
+{
+}
+
+void
+fc_index_fetch_end(IndexFetchTableData *scan)
+{
+	pfree(scan);
+}
+
+bool
+fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
+					 Snapshot snapshot, TupleTableSlot *slot,
+					 bool *call_again, bool *all_dead)
+{
+	FcIndexFetch *scan = (FcIndexFetch *) sscan;
+	uint64		slotno;
+	LWLock	   *lock;
+	char	   *sp;
+	FcSlotHeader *hdr;
+	FcVisible	v;
+	bool		found;
+
+	*call_again = false;
+	if (all_dead)
+		*all_dead = false;
+	if (!fc_tid_in_range(scan->tbl, tid, &slotno))
+		return false;
+
+	if (IsMVCCSnapshot(snapshot))
+		fc_check_serializable(sscan->rel);
+
+	lock = fc_slot_lock(scan->tbl, slotno);
+	sp = fc_slot_ptr(scan->tbl, slotno);
+	hdr = (FcSlotHeader *) sp;
+	LWLockAcquire(lock, LW_SHARED);
+	found = fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout), snapshot, &v);
+	if (found)
+		fc_store_version(slot, sscan->rel, slotno, &v);
+	else if (all_dead && (hdr->flags & FC_SLOT_USED))
+	{
+		/* lets the index mark its entry dead (kill_prior_tuple) */
+		*all_dead = fc_slot_dead_to_all(hdr, GlobalVisTestFor(sscan->rel));
+	}
+	LWLockRelease(lock);
+	if (found)
+		pgstat_count_heap_fetch(sscan->rel);
+	return found;
+}
+
+bool
+fc_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+						   TupleTableSlot *slot)
+{
+	FcTable    *tbl;
+	uint64		slotno;
+
+	fc_gate_wait(rel);
+	tbl = fc_table_for_rel(rel);
+	if (!fc_tid_in_range(tbl, tid, &slotno))
+		return false;
+	return fc_fetch_slot_version(rel, tbl, slotno, snapshot, slot);
+}
+
+bool
+fc_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+	uint64		slotno;
+
+	return ItemPointerIsValid(tid) && fc_tid_in_range(scan->tbl, tid, &slotno);
+}
+
+/* Follow rows moved by updates that changed an indexed column. */
+void
+fc_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+	uint64		slotno;
+
+	while (fc_tid_in_range(scan->tbl, tid, &slotno))
+	{
+		LWLock	   *lock = fc_slot_lock(scan->tbl, slotno);
+		FcSlotHeader *hdr = fc_slot_header(scan->tbl, slotno);
+		bool		moved;
+		ItemPointerData next;
+
+		LWLockAcquire(lock, LW_SHARED);
+		moved = (hdr->flags & FC_SLOT_USED) && (hdr->flags & FC_XMAX_UPDATED) &&
+			fc_xmax_committed(hdr) && ItemPointerIsValid(&hdr->next_tid);
+		next = hdr->next_tid;
+		LWLockRelease(lock);
+		if (!moved)
+			return;
+		*tid = next;
+	}
+}
+
+/* Is the version held in the executor slot the one the snapshot sees? */
+bool
+fc_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
+{
+	HeapTupleTableSlot *hslot = (HeapTupleTableSlot *) slot;
+	FcTable    *tbl = fc_table_for_rel(rel);
+	uint64		slotno;
+	LWLock	   *lock;
+	char	   *sp;
+	FcVisible	v;
+	bool		result;
+
+	Assert(TTS_IS_HEAPTUPLE(slot) && hslot->tuple != NULL);
+	if (!fc_tid_in_range(tbl, &slot->tts_tid, &slotno))
+		return false;
+	lock = fc_slot_lock(tbl, slotno);
+	sp = fc_slot_ptr(tbl, slotno);
+	LWLockAcquire(lock, LW_SHARED);
+	result = fc_visible_version((FcSlotHeader *) sp, fc_pp_live(sp, &tbl->layout),
+								snapshot, &v) &&
+		v.xmin == HeapTupleHeaderGetRawXmin(hslot->tuple->t_data) &&
+		v.cmin == HeapTupleHeaderGetRawCommandId(hslot->tuple->t_data);
+	LWLockRelease(lock);
+	return result;
+}
+
+/*
+ * Which of these index entries point at rows no snapshot can see (index
+ * bottom-up and simple deletion)?
+ */
+TransactionId
+fc_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	FcTable    *tbl = fc_table_for_rel(rel);
+	GlobalVisState *vistest = GlobalVisTestFor(rel);
+	TransactionId latest = InvalidTransactionId;
+	int			ndeletable = 0;
+
+	for (int i = 0; i < delstate->ndeltids; i++)
+	{
+		TM_IndexDelete *del = &delstate->deltids[i];
+		TM_IndexStatus *status = &delstate->status[del->id];
+		uint64		slotno;
+		LWLock	   *lock;
+		FcSlotHeader *hdr;
+
+		status->knowndeletable = false;
+		if (!fc_tid_in_range(tbl, &del->tid, &slotno))
+			continue;
+		lock = fc_slot_lock(tbl, slotno);
+		hdr = fc_slot_header(tbl, slotno);
+		LWLockAcquire(lock, LW_SHARED);
+		if ((hdr->flags & FC_SLOT_USED) && fc_slot_dead_to_all(hdr, vistest))
+		{
+			status->knowndeletable = true;
+			ndeletable++;
+			if (TransactionIdIsValid(hdr->xmax) &&
+				TransactionIdFollows(hdr->xmax, latest))
+				latest = hdr->xmax;
+		}
+		LWLockRelease(lock);
+	}
+	return latest;
+}

@@ -1,0 +1,412 @@
+/*-------------------------------------------------------------------------
+ *
+ * modify.c
+ *	  INSERT, COPY, UPDATE and DELETE on fastckpt tables.
+ *
+ * Updates happen in place: the replaced version goes to undo, the slot and
+ * its TID stay, and no index entry is added.  An update that changes any
+ * column an index depends on (key, expression or predicate) instead
+ * deletes the row and inserts it into a new slot, so that no index entry
+ * ever points at a row whose indexed values changed under it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/multixact.h"
+#include "access/xact.h"
+#include "pgstat.h"
+#include "utils/datum.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
+
+#include "access/fastckpt_am.h"
+#include "store/table_store.h"
+#include "store/undo.h"
+#include "txn/write_set.h"
+
+/* Undo records a writer tries to reclaim after each in-place update. */
+#define FC_RECLAIM_PER_UPDATE	4
+
+uint64
+fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
+			  CommandId cid, uint16 extra_flags, uint32 spec_token)
+{
+	uint64		slotno = fc_slot_alloc(tbl, RelationGetRelid(rel));
+	LWLock	   *lock = fc_slot_lock(tbl, slotno);
+	char	   *sp = fc_slot_ptr(tbl, slotno);
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+
+	/* record it first: if anything below fails, abort finds the slot */
+	fc_write_set_add(tbl, slotno, FC_OP_INSERT, xid);
+
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	memcpy(fc_pp_live(sp, &tbl->layout), tuple->t_data, tuple->t_len);
+	hdr->live_len = tuple->t_len;
+	hdr->xmin = xid;
+	hdr->cmin = cid;
+	hdr->xmax = InvalidTransactionId;
+	hdr->cmax = InvalidCommandId;
+	hdr->xlock = InvalidTransactionId;
+	hdr->xlock_info = 0;
+	hdr->undo = NULL;
+	if (extra_flags & FC_SPECULATIVE)
+	{
+		/* the token rides in next_tid, as heap keeps it in t_ctid */
+		BlockIdSet(&hdr->next_tid.ip_blkid, spec_token);
+		hdr->next_tid.ip_posid = 0;
+	}
+	else
+		ItemPointerSetInvalid(&hdr->next_tid);
+	hdr->flags = FC_SLOT_USED | extra_flags;
+	LWLockRelease(lock);
+	return slotno;
+}
+
+static void
+fc_insert_one(Relation rel, FcTable *tbl, TupleTableSlot *slot, CommandId cid,
+			  uint16 extra_flags, uint32 spec_token)
+{
+	HeapTuple	tuple = fc_form_image(rel, tbl, slot);
+	uint64		slotno;
+
+	slotno = fc_insert_row(rel, tbl, tuple, GetCurrentTransactionId(), cid,
+						   extra_flags, spec_token);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	fc_slot_to_tid(slotno, &slot->tts_tid);
+	if (TTS_IS_HEAPTUPLE(slot) && ((HeapTupleTableSlot *) slot)->tuple != NULL)
+		((HeapTupleTableSlot *) slot)->tuple->t_self = slot->tts_tid;
+}
+
+static FcTable *
+fc_begin_write(Relation rel)
+{
+	fc_gate_wait(rel);
+	fc_check_serializable(rel);
+	return fc_table_for_rel(rel);
+}
+
+void
+fc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+				struct BulkInsertStateData *bistate)
+{
+	FcTable    *tbl = fc_begin_write(rel);
+
+	fc_insert_one(rel, tbl, slot, cid, 0, 0);
+	pgstat_count_heap_insert(rel, 1);
+}
+
+void
+fc_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
+							int options, struct BulkInsertStateData *bistate,
+							uint32 specToken)
+{
+	FcTable    *tbl = fc_begin_write(rel);
+
+	fc_insert_one(rel, tbl, slot, cid, FC_SPECULATIVE, specToken);
+	pgstat_count_heap_insert(rel, 1);
+}
+
+/*
+ * End of a speculative insertion: confirm it, or "super-delete" it so that
+ * it is invisible to everyone at once (ON CONFLICT found a conflict).
+ */
+void
+fc_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+							  uint32 specToken, bool succeeded)
+{
+	FcTable    *tbl = fc_table_for_rel(rel);
+	uint64		slotno;
+	LWLock	   *lock;
+	FcSlotHeader *hdr;
+
+	if (!fc_tid_in_range(tbl, &slot->tts_tid, &slotno))
+		elog(ERROR, "speculative insertion into \"%s\" lost its slot",
+			 RelationGetRelationName(rel));
+	lock = fc_slot_lock(tbl, slotno);
+	hdr = fc_slot_header(tbl, slotno);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	hdr->flags &= ~FC_SPECULATIVE;
+	ItemPointerSetInvalid(&hdr->next_tid);
+	if (!succeeded)
+		hdr->flags |= FC_XMIN_ABORTED;
+	LWLockRelease(lock);
+}
+
+void
+fc_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid,
+				int options, struct BulkInsertStateData *bistate)
+{
+	FcTable    *tbl = fc_begin_write(rel);
+
+	for (int i = 0; i < nslots; i++)
+		fc_insert_one(rel, tbl, slots[i], cid, 0, 0);
+	pgstat_count_heap_insert(rel, nslots);
+}
+
+void
+fc_finish_bulk_insert(Relation rel, int options)
+{
+}
+
+/*
+ * Does the new row differ from the stored image in any column of `attrs`
+ * (a bitmap offset by FirstLowInvalidHeapAttributeNumber)?  Binary
+ * comparison, as heap's HOT check: a false "changed" only costs an
+ * out-of-place update.
+ */
+static bool
+fc_columns_changed(Relation rel, Bitmapset *attrs, const char *old_image,
+				   uint32 old_len, HeapTuple newtup)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	HeapTupleData oldtup;
+	int			x = -1;
+
+	oldtup.t_len = old_len;
+	oldtup.t_data = (HeapTupleHeader) old_image;
+	oldtup.t_tableOid = RelationGetRelid(rel);
+	ItemPointerSetInvalid(&oldtup.t_self);
+
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		AttrNumber	attnum = x + FirstLowInvalidHeapAttributeNumber;
+		Form_pg_attribute att;
+		bool		null1,
+					null2;
+		Datum		v1,
+					v2;
+
+		if (attnum <= 0)
+			return true;		/* whole-row or system column reference */
+		att = TupleDescAttr(desc, attnum - 1);
+		v1 = heap_getattr(&oldtup, attnum, desc, &null1);
+		v2 = heap_getattr(newtup, attnum, desc, &null2);
+		if (null1 != null2)
+			return true;
+		if (!null1 && !datumIsEqual(v1, v2, att->attbyval, att->attlen))
+			return true;
+	}
+	return false;
+}
+
+/* Shared by UPDATE and DELETE: wait out conflicts, return the check result. */
+static FcRowCheck
+fc_lock_for_write(Relation rel, FcTable *tbl, uint64 slotno, ItemPointer tid,
+				  CommandId cid, Snapshot snapshot, LockTupleMode mode,
+				  bool wait, XLTW_Oper oper, bool *have_tuple_lock,
+				  FcRowConflict *conflict)
+{
+	LWLock	   *lock = fc_slot_lock(tbl, slotno);
+	FcSlotHeader *hdr = fc_slot_header(tbl, slotno);
+
+	for (;;)
+	{
+		FcRowCheck	check;
+
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		check = fc_check_row(hdr, slotno, cid, snapshot, mode, false, false, conflict);
+		if (check != FC_ROW_WAIT)
+			return check;		/* latch still held */
+		LWLockRelease(lock);
+		if (!wait)
+			return check;
+		(void) fc_wait_for_conflict(rel, tid, conflict, mode, LockWaitBlock,
+									oper, have_tuple_lock);
+	}
+}
+
+/* RI checks in REPEATABLE READ pass a crosscheck snapshot. */
+static bool
+fc_crosscheck_fails(FcSlotHeader *hdr, Snapshot crosscheck)
+{
+	return crosscheck != InvalidSnapshot &&
+		!fc_xmin_visible_mvcc(hdr->xmin, hdr->cmin, &hdr->flags, crosscheck);
+}
+
+TM_Result
+fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
+				Snapshot crosscheck, bool wait, TM_FailureData *tmfd,
+				bool changingPart)
+{
+	FcTable    *tbl = fc_begin_write(rel);
+	TransactionId xid = GetCurrentTransactionId();
+	bool		have_tuple_lock = false;
+	FcRowConflict conflict;
+	FcRowCheck	check;
+	uint64		slotno;
+	FcSlotHeader *hdr;
+
+	if (!fc_tid_in_range(tbl, tid, &slotno))
+		elog(ERROR, "invalid TID (%u,%u) in fastckpt table \"%s\"",
+			 ItemPointerGetBlockNumberNoCheck(tid),
+			 ItemPointerGetOffsetNumberNoCheck(tid), RelationGetRelationName(rel));
+	hdr = fc_slot_header(tbl, slotno);
+
+	check = fc_lock_for_write(rel, tbl, slotno, tid, cid, snapshot,
+							  LockTupleExclusive, wait, XLTW_Delete,
+							  &have_tuple_lock, &conflict);
+	if (check == FC_ROW_WAIT)
+	{
+		fc_release_tuple_lock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+		return fc_row_check_to_tm(check, &conflict, tmfd);
+	}
+	if (check == FC_ROW_OK && fc_crosscheck_fails(hdr, crosscheck))
+	{
+		check = FC_ROW_UPDATED;
+		conflict.xmax = hdr->xmin;
+	}
+	if (check != FC_ROW_OK)
+	{
+		LWLockRelease(fc_slot_lock(tbl, slotno));
+		fc_release_tuple_lock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+		return fc_row_check_to_tm(check, &conflict, tmfd);
+	}
+
+	fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid);
+	hdr->xmax = xid;
+	hdr->cmax = cid;
+	hdr->flags &= ~FC_XMAX_BITS;
+	ItemPointerSetInvalid(&hdr->next_tid);
+	LWLockRelease(fc_slot_lock(tbl, slotno));
+
+	fc_release_tuple_lock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+	pgstat_count_heap_delete(rel);
+	return TM_Ok;
+}
+
+TM_Result
+fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+				bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+				bool *update_indexes)
+{
+	FcTable    *tbl = fc_begin_write(rel);
+	Oid			relid = RelationGetRelid(rel);
+	TransactionId xid = GetCurrentTransactionId();
+	HeapTuple	newtup = fc_form_image(rel, tbl, slot);
+	Bitmapset  *index_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
+	Bitmapset  *key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
+	bool		have_tuple_lock = false;
+	bool		moved;
+	bool		keys_changed;
+	LockTupleMode mode;
+	FcRowConflict conflict;
+	FcRowCheck	check;
+	uint64		slotno;
+	char	   *sp;
+	FcSlotHeader *hdr;
+	FcUndo	   *undo;
+
+	if (!fc_tid_in_range(tbl, otid, &slotno))
+		elog(ERROR, "invalid TID (%u,%u) in fastckpt table \"%s\"",
+			 ItemPointerGetBlockNumberNoCheck(otid),
+			 ItemPointerGetOffsetNumberNoCheck(otid), RelationGetRelationName(rel));
+	sp = fc_slot_ptr(tbl, slotno);
+	hdr = (FcSlotHeader *) sp;
+
+	/* allocate before latching: allocation may fail with "memory full" */
+	undo = fc_undo_alloc(tbl, relid);
+
+	/*
+	 * Whether indexed columns change decides the lock strength, so it is
+	 * computed against the live image under the latch; if the live image
+	 * is not the caller's version, the check reports that anyway.
+	 */
+	for (;;)
+	{
+		LWLockAcquire(fc_slot_lock(tbl, slotno), LW_EXCLUSIVE);
+		moved = !bms_is_empty(index_attrs) &&
+			fc_columns_changed(rel, index_attrs, fc_pp_live(sp, &tbl->layout),
+							   hdr->live_len, newtup);
+		keys_changed = moved && !bms_is_empty(key_attrs) &&
+			fc_columns_changed(rel, key_attrs, fc_pp_live(sp, &tbl->layout),
+							   hdr->live_len, newtup);
+		mode = keys_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
+		check = fc_check_row(hdr, slotno, cid, snapshot, mode, false, false, &conflict);
+		if (check != FC_ROW_WAIT)
+			break;
+		LWLockRelease(fc_slot_lock(tbl, slotno));
+		if (!wait)
+			break;
+		(void) fc_wait_for_conflict(rel, otid, &conflict, mode, LockWaitBlock,
+									XLTW_Update, &have_tuple_lock);
+	}
+	if (check == FC_ROW_OK && fc_crosscheck_fails(hdr, crosscheck))
+	{
+		check = FC_ROW_UPDATED;
+		conflict.xmax = hdr->xmin;
+	}
+	if (check != FC_ROW_OK)
+	{
+		if (check != FC_ROW_WAIT)
+			LWLockRelease(fc_slot_lock(tbl, slotno));
+		fc_undo_release_unused(tbl, undo);
+		fc_release_tuple_lock(rel, otid, mode, &have_tuple_lock);
+		return fc_row_check_to_tm(check, &conflict, tmfd);
+	}
+
+	if (!moved)
+	{
+		/* in place: the old version goes to undo, the TID stays */
+		fc_write_set_add(tbl, slotno, FC_OP_UPDATE, xid);
+		memcpy(undo->data, fc_pp_live(sp, &tbl->layout), hdr->live_len);
+		undo->len = hdr->live_len;
+		undo->xmin = hdr->xmin;
+		undo->cmin = hdr->cmin;
+		undo->flags = hdr->flags & FC_XMIN_HINTS;
+		undo->superseded_by = xid;
+		undo->slotno = slotno;
+		undo->prev = hdr->undo;
+
+		memcpy(fc_pp_live(sp, &tbl->layout), newtup->t_data, newtup->t_len);
+		hdr->live_len = newtup->t_len;
+		hdr->undo = undo;
+		hdr->xmin = xid;
+		hdr->cmin = cid;
+		hdr->xmax = InvalidTransactionId;
+		hdr->flags &= ~(FC_XMIN_HINTS | FC_XMAX_BITS | FC_SPECULATIVE);
+		LWLockRelease(fc_slot_lock(tbl, slotno));
+
+		fc_undo_enqueue(tbl, undo);
+		slot->tts_tid = *otid;
+		*update_indexes = false;
+		pgstat_count_heap_update(rel, true);
+		fc_undo_reclaim(tbl, GlobalVisTestFor(rel), FC_RECLAIM_PER_UPDATE);
+	}
+	else
+	{
+		uint64		newslot;
+
+		/* out of place: mark the old row moved, then insert the new one */
+		fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid);
+		hdr->xmax = xid;
+		hdr->cmax = cid;
+		hdr->flags &= ~FC_XMAX_BITS;
+		hdr->flags |= FC_XMAX_UPDATED | (keys_changed ? FC_XMAX_KEYS_UPDATED : 0);
+		ItemPointerSetInvalid(&hdr->next_tid);
+		LWLockRelease(fc_slot_lock(tbl, slotno));
+		fc_undo_release_unused(tbl, undo);
+
+		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0);
+		fc_slot_to_tid(newslot, &slot->tts_tid);
+
+		LWLockAcquire(fc_slot_lock(tbl, slotno), LW_EXCLUSIVE);
+		hdr->next_tid = slot->tts_tid;
+		LWLockRelease(fc_slot_lock(tbl, slotno));
+		*update_indexes = true;
+		pgstat_count_heap_update(rel, false);
+	}
+
+	fc_release_tuple_lock(rel, otid, mode, &have_tuple_lock);
+	slot->tts_tableOid = relid;
+	if (TTS_IS_HEAPTUPLE(slot) && ((HeapTupleTableSlot *) slot)->tuple != NULL)
+		((HeapTupleTableSlot *) slot)->tuple->t_self = slot->tts_tid;
+	*lockmode = mode;
+	bms_free(index_attrs);
+	bms_free(key_attrs);
+	return TM_Ok;
+}

@@ -1,0 +1,455 @@
+/*-------------------------------------------------------------------------
+ *
+ * row_lock.c
+ *	  Row-level conflicts between writers and lockers, and SELECT ... FOR
+ *	  UPDATE/NO KEY UPDATE/SHARE/KEY SHARE.
+ *
+ * Who holds a row, in heap's lock modes:
+ *	- the creator of the live version, while running, if it came from an
+ *	  in-place update: FOR NO KEY UPDATE (in-place updates never change an
+ *	  indexed column, hence no key column either);
+ *	- the live version's deleter/mover, while running: FOR UPDATE, or FOR
+ *	  NO KEY UPDATE for a move that kept the key columns;
+ *	- explicit lockers in xlock: one xid with its mode, or a MultiXactId
+ *	  whose members carry theirs.
+ * Waits go through XactLockTableWait, so PostgreSQL's deadlock detector
+ * sees them; the heavyweight tuple lock taken first orders waiters fairly
+ * (as heap does).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/multixact.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/lmgr.h"
+#include "storage/procarray.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "access/fastckpt_am.h"
+#include "store/table_store.h"
+
+LOCKMODE
+fc_tuple_lock_hwmode(LockTupleMode mode)
+{
+	switch (mode)
+	{
+		case LockTupleKeyShare:
+			return AccessShareLock;
+		case LockTupleShare:
+			return RowShareLock;
+		case LockTupleNoKeyExclusive:
+			return ExclusiveLock;
+		case LockTupleExclusive:
+			return AccessExclusiveLock;
+	}
+	return AccessExclusiveLock;
+}
+
+static bool
+fc_modes_conflict(LockTupleMode held, LockTupleMode wanted)
+{
+	return DoLockModesConflict(fc_tuple_lock_hwmode(held), fc_tuple_lock_hwmode(wanted));
+}
+
+static MultiXactStatus
+fc_lock_status(LockTupleMode mode)
+{
+	switch (mode)
+	{
+		case LockTupleKeyShare:
+			return MultiXactStatusForKeyShare;
+		case LockTupleShare:
+			return MultiXactStatusForShare;
+		case LockTupleNoKeyExclusive:
+			return MultiXactStatusForNoKeyUpdate;
+		case LockTupleExclusive:
+			return MultiXactStatusForUpdate;
+	}
+	return MultiXactStatusForUpdate;
+}
+
+static bool
+fc_xid_running(TransactionId xid)
+{
+	return TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid);
+}
+
+/* Does our transaction (any of its live subtransactions) hold >= mode? */
+bool
+fc_current_xact_holds_lock(FcSlotHeader *hdr, LockTupleMode mode)
+{
+	if (!TransactionIdIsValid(hdr->xlock))
+		return false;
+	if (!(hdr->xlock_info & FC_XLOCK_MULTI))
+		return TransactionIdIsCurrentTransactionId(hdr->xlock) &&
+			(LockTupleMode) (hdr->xlock_info & FC_XLOCK_MODE_MASK) >= mode;
+	else
+	{
+		MultiXactMember *members;
+		int			n = GetMultiXactIdMembers(hdr->xlock, &members, false, true);
+		bool		held = false;
+
+		for (int i = 0; i < n && !held; i++)
+			held = TransactionIdIsCurrentTransactionId(members[i].xid) &&
+				(LockTupleMode) (members[i].status & FC_XLOCK_MODE_MASK) >= mode;
+		if (n > 0)
+			pfree(members);
+		return held;
+	}
+}
+
+/* An explicit locker (other than us, still running) that conflicts. */
+static bool
+fc_locker_conflict(FcSlotHeader *hdr, LockTupleMode mode, FcRowConflict *conflict)
+{
+	if (!TransactionIdIsValid(hdr->xlock))
+		return false;
+	if (!(hdr->xlock_info & FC_XLOCK_MULTI))
+	{
+		if (!TransactionIdIsCurrentTransactionId(hdr->xlock) &&
+			TransactionIdIsInProgress(hdr->xlock) &&
+			fc_modes_conflict((LockTupleMode) (hdr->xlock_info & FC_XLOCK_MODE_MASK), mode))
+		{
+			conflict->wait_xid = hdr->xlock;
+			return true;
+		}
+		return false;
+	}
+	else
+	{
+		MultiXactMember *members;
+		int			n = GetMultiXactIdMembers(hdr->xlock, &members, false, true);
+		bool		found = false;
+
+		for (int i = 0; i < n && !found; i++)
+		{
+			if (TransactionIdIsCurrentTransactionId(members[i].xid) ||
+				!TransactionIdIsInProgress(members[i].xid))
+				continue;
+			if (fc_modes_conflict((LockTupleMode) (members[i].status & FC_XLOCK_MODE_MASK), mode))
+			{
+				conflict->wait_xid = members[i].xid;
+				found = true;
+			}
+		}
+		if (n > 0)
+			pfree(members);
+		return found;
+	}
+}
+
+/*
+ * Look at the latest state of a row on behalf of a writer (is_lock false)
+ * or a locker wanting `mode`.  `snapshot` is the one the caller found the
+ * row with: if the live version is newer than that (a concurrent in-place
+ * update committed), the caller's version is out of date (UPDATED) unless
+ * `follow` asks for the latest version, or we already hold a lock that kept
+ * everyone else out since we last read it.  Slot latch held exclusively.
+ */
+FcRowCheck
+fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
+			 Snapshot snapshot, LockTupleMode mode, bool is_lock, bool follow,
+			 FcRowConflict *conflict)
+{
+	memset(conflict, 0, sizeof(FcRowConflict));
+	conflict->cmax = InvalidCommandId;
+	fc_slot_to_tid(slotno, &conflict->ctid);
+
+	if (!(hdr->flags & FC_SLOT_USED) || (hdr->flags & FC_SLOT_DEAD))
+		return FC_ROW_DELETED;
+
+	/* 1. the live version's creator */
+	if (fc_xmin_aborted(hdr->xmin, &hdr->flags))
+	{
+		if (hdr->undo == NULL)
+			return FC_ROW_INVISIBLE;
+		/* its backend is rolling the row back; wait until it has */
+		conflict->wait_xid = hdr->xmin;
+		return FC_ROW_WAIT;
+	}
+	if (TransactionIdIsCurrentTransactionId(hdr->xmin))
+	{
+		if (hdr->cmin >= cid)
+		{
+			if (hdr->undo == NULL)
+				return FC_ROW_INVISIBLE;
+			conflict->xmax = hdr->xmin;
+			conflict->cmax = hdr->cmin;
+			return FC_ROW_SELF_MODIFIED;
+		}
+	}
+	else if (!fc_xmin_committed(hdr->xmin, &hdr->flags))
+	{
+		/* running: an uncommitted insert, or an in-place updater */
+		if (hdr->undo == NULL)
+			return FC_ROW_INVISIBLE;
+		if (!is_lock || fc_modes_conflict(LockTupleNoKeyExclusive, mode))
+		{
+			conflict->wait_xid = hdr->xmin;
+			return FC_ROW_WAIT;
+		}
+	}
+	else if (snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+			 !fc_xmin_visible_mvcc(hdr->xmin, hdr->cmin, &hdr->flags, snapshot))
+	{
+		if (follow)
+			conflict->traversed = true;
+		else if (!fc_current_xact_holds_lock(hdr, LockTupleShare))
+		{
+			conflict->xmax = hdr->xmin;
+			return FC_ROW_UPDATED;
+		}
+	}
+
+	/* 2. the live version's deleter or mover */
+	if (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED))
+	{
+		if (TransactionIdIsCurrentTransactionId(hdr->xmax))
+		{
+			if (hdr->cmax >= cid)
+			{
+				conflict->xmax = hdr->xmax;
+				conflict->cmax = hdr->cmax;
+				return FC_ROW_SELF_MODIFIED;
+			}
+			return FC_ROW_INVISIBLE;
+		}
+		if (TransactionIdIsInProgress(hdr->xmax))
+		{
+			LockTupleMode held = ((hdr->flags & FC_XMAX_UPDATED) &&
+								  !(hdr->flags & FC_XMAX_KEYS_UPDATED)) ?
+			LockTupleNoKeyExclusive : LockTupleExclusive;
+
+			if (!is_lock || fc_modes_conflict(held, mode))
+			{
+				conflict->wait_xid = hdr->xmax;
+				return FC_ROW_WAIT;
+			}
+		}
+		else if (fc_xmax_committed(hdr))
+		{
+			conflict->xmax = hdr->xmax;
+			if ((hdr->flags & FC_XMAX_UPDATED) && ItemPointerIsValid(&hdr->next_tid))
+			{
+				conflict->ctid = hdr->next_tid;
+				return FC_ROW_UPDATED;
+			}
+			return FC_ROW_DELETED;
+		}
+	}
+
+	/* 3. explicit lockers */
+	if (fc_locker_conflict(hdr, mode, conflict))
+		return FC_ROW_WAIT;
+	return FC_ROW_OK;
+}
+
+TM_Result
+fc_row_check_to_tm(FcRowCheck check, FcRowConflict *conflict, TM_FailureData *tmfd)
+{
+	tmfd->ctid = conflict->ctid;
+	tmfd->xmax = conflict->xmax;
+	tmfd->cmax = conflict->cmax;
+	switch (check)
+	{
+		case FC_ROW_OK:
+			return TM_Ok;
+		case FC_ROW_INVISIBLE:
+			return TM_Invisible;
+		case FC_ROW_SELF_MODIFIED:
+			return TM_SelfModified;
+		case FC_ROW_UPDATED:
+			return TM_Updated;
+		case FC_ROW_DELETED:
+			return TM_Deleted;
+		case FC_ROW_WAIT:
+			tmfd->xmax = conflict->wait_xid;
+			return TM_BeingModified;
+	}
+	return TM_Invisible;
+}
+
+void
+fc_release_tuple_lock(Relation rel, ItemPointer tid, LockTupleMode mode,
+					  bool *have_tuple_lock)
+{
+	if (*have_tuple_lock)
+	{
+		UnlockTuple(rel, tid, fc_tuple_lock_hwmode(mode));
+		*have_tuple_lock = false;
+	}
+}
+
+static void
+fc_lock_not_available(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 errmsg("could not obtain lock on row in relation \"%s\"",
+					RelationGetRelationName(rel))));
+}
+
+/*
+ * Wait for the conflicting transaction found by fc_check_row.  Returns
+ * false if the policy is SKIP LOCKED and the row is busy; raises the NOWAIT
+ * error itself.  No slot latch may be held.
+ */
+bool
+fc_wait_for_conflict(Relation rel, ItemPointer tid, FcRowConflict *conflict,
+					 LockTupleMode mode, LockWaitPolicy policy, XLTW_Oper oper,
+					 bool *have_tuple_lock)
+{
+	if (!*have_tuple_lock)
+	{
+		LOCKMODE	hw = fc_tuple_lock_hwmode(mode);
+
+		if (policy == LockWaitBlock)
+			LockTuple(rel, tid, hw);
+		else if (!ConditionalLockTuple(rel, tid, hw))
+		{
+			if (policy == LockWaitSkip)
+				return false;
+			fc_lock_not_available(rel);
+		}
+		*have_tuple_lock = true;
+	}
+	if (policy == LockWaitBlock)
+		XactLockTableWait(conflict->wait_xid, rel, tid, oper);
+	else if (!ConditionalXactLockTableWait(conflict->wait_xid))
+	{
+		if (policy == LockWaitSkip)
+			return false;
+		fc_lock_not_available(rel);
+	}
+	return true;
+}
+
+/* Record our lock in the slot; slot latch held exclusively. */
+static void
+fc_add_row_lock(FcSlotHeader *hdr, LockTupleMode mode)
+{
+	TransactionId xid;
+
+	if (fc_current_xact_holds_lock(hdr, mode))
+		return;
+	/* an in-place update or a deletion of ours already excludes others */
+	if (TransactionIdIsCurrentTransactionId(hdr->xmin) && hdr->undo != NULL &&
+		mode <= LockTupleNoKeyExclusive)
+		return;
+	if (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
+		TransactionIdIsCurrentTransactionId(hdr->xmax))
+		return;
+
+	xid = GetCurrentTransactionId();
+	if (TransactionIdIsValid(hdr->xlock) && !(hdr->xlock_info & FC_XLOCK_MULTI))
+	{
+		TransactionId old = hdr->xlock;
+		LockTupleMode oldmode = (LockTupleMode) (hdr->xlock_info & FC_XLOCK_MODE_MASK);
+
+		if (old == xid)
+		{
+			hdr->xlock_info = (uint16) Max(oldmode, mode);
+			return;
+		}
+		if (fc_xid_running(old))
+		{
+			hdr->xlock = MultiXactIdCreate(old, fc_lock_status(oldmode),
+										   xid, fc_lock_status(mode));
+			hdr->xlock_info = FC_XLOCK_MULTI;
+			return;
+		}
+	}
+	else if (TransactionIdIsValid(hdr->xlock) && MultiXactIdIsRunning(hdr->xlock, true))
+	{
+		hdr->xlock = MultiXactIdExpand(hdr->xlock, xid, fc_lock_status(mode));
+		hdr->xlock_info = FC_XLOCK_MULTI;
+		return;
+	}
+	hdr->xlock = xid;
+	hdr->xlock_info = (uint16) mode;
+}
+
+TM_Result
+fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+			  TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+			  LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
+{
+	FcTable    *tbl = fc_table_for_rel(rel);
+	bool		follow = (flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0;
+	bool		have_tuple_lock = false;
+	ItemPointerData cur = *tid;
+	TM_Result	result;
+
+	tmfd->traversed = false;
+	fc_check_serializable(rel);
+	MultiXactIdSetOldestMember();
+
+	for (;;)
+	{
+		uint64		slotno;
+		LWLock	   *lock;
+		char	   *sp;
+		FcSlotHeader *hdr;
+		FcRowConflict conflict;
+		FcRowCheck	check;
+
+		if (!fc_tid_in_range(tbl, &cur, &slotno))
+		{
+			tmfd->ctid = cur;
+			tmfd->xmax = InvalidTransactionId;
+			tmfd->cmax = InvalidCommandId;
+			result = TM_Deleted;
+			break;
+		}
+		lock = fc_slot_lock(tbl, slotno);
+		sp = fc_slot_ptr(tbl, slotno);
+		hdr = (FcSlotHeader *) sp;
+
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		check = fc_check_row(hdr, slotno, cid, snapshot, mode, true, follow, &conflict);
+		if (check == FC_ROW_OK)
+		{
+			FcVisible	v;
+
+			fc_add_row_lock(hdr, mode);
+			if (fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), SnapshotAny, &v))
+				fc_store_version(slot, rel, slotno, &v);
+			LWLockRelease(lock);
+			if (conflict.traversed)
+				tmfd->traversed = true;
+			result = TM_Ok;
+			break;
+		}
+		LWLockRelease(lock);
+
+		if (check == FC_ROW_WAIT)
+		{
+			if (!fc_wait_for_conflict(rel, &cur, &conflict, mode, wait_policy,
+									  XLTW_Lock, &have_tuple_lock))
+			{
+				(void) fc_row_check_to_tm(check, &conflict, tmfd);
+				result = TM_WouldBlock;
+				break;
+			}
+			continue;
+		}
+		if (check == FC_ROW_UPDATED && follow &&
+			!ItemPointerEquals(&conflict.ctid, &cur))
+		{
+			/* moved by an update that changed an indexed column: chase it */
+			fc_release_tuple_lock(rel, &cur, mode, &have_tuple_lock);
+			cur = conflict.ctid;
+			tmfd->traversed = true;
+			continue;
+		}
+		result = fc_row_check_to_tm(check, &conflict, tmfd);
+		break;
+	}
+	fc_release_tuple_lock(rel, &cur, mode, &have_tuple_lock);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	*tid = cur;					/* the caller continues with the latest version */
+	return result;
+}

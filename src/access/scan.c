@@ -1,0 +1,327 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan.c
+ *	  Sequential, TID-range, parallel, bitmap and ANALYZE scans.
+ *
+ * A scan walks slot numbers; virtual block b covers slots
+ * [b * FC_SLOTS_PER_BLOCK, (b + 1) * FC_SLOTS_PER_BLOCK), which is what
+ * parallel scans, bitmap scans and ANALYZE's block sampling work with.
+ * Each slot is read under its shared latch, and the version the snapshot
+ * sees is copied out, so a long scan stays consistent while rows are
+ * updated in place under it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/tuptable.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/predicate.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "access/fastckpt_am.h"
+#include "store/table_store.h"
+
+/*
+ * Copy the version of a slot that the snapshot sees into the executor
+ * slot.  False if the row does not exist for this snapshot.
+ */
+bool
+fc_fetch_slot_version(Relation rel, FcTable *tbl, uint64 slotno,
+					  Snapshot snapshot, TupleTableSlot *slot)
+{
+	LWLock	   *lock = fc_slot_lock(tbl, slotno);
+	char	   *sp = fc_slot_ptr(tbl, slotno);
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+	FcVisible	v;
+	bool		found;
+
+	LWLockAcquire(lock, LW_SHARED);
+	found = fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v);
+	if (found)
+		fc_store_version(slot, rel, slotno, &v);
+	LWLockRelease(lock);
+	return found;
+}
+
+TableScanDesc
+fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+			  struct ScanKeyData *key, ParallelTableScanDesc pscan,
+			  uint32 flags)
+{
+	FcScanDesc *scan;
+
+	fc_gate_wait(rel);
+	if (snapshot && IsMVCCSnapshot(snapshot))
+		fc_check_serializable(rel);
+	if (nkeys > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("scan keys are not supported for fastckpt table \"%s\"",
+						RelationGetRelationName(rel))));
+
+	RelationIncrementReferenceCount(rel);
+	scan = palloc0(sizeof(FcScanDesc));
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = 0;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = pscan;
+	scan->tbl = fc_table_for_rel(rel);
+	scan->next_slot = 0;
+	scan->end_slot = fc_table_nslots(scan->tbl);
+	scan->cur_block = InvalidBlockNumber;
+	scan->parallel_block_valid = false;
+	if (pscan != NULL)
+		scan->next_slot = scan->end_slot = 0;	/* blocks come from pscan */
+
+	if (flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(rel);
+	return (TableScanDesc) scan;
+}
+
+void
+fc_scan_end(TableScanDesc sscan)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+
+	RelationDecrementReferenceCount(sscan->rs_rd);
+	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(sscan->rs_snapshot);
+	pfree(scan);
+}
+
+void
+fc_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
+			   bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+
+	scan->tbl = fc_table_for_rel(sscan->rs_rd);
+	scan->next_slot = 0;
+	scan->end_slot = fc_table_nslots(scan->tbl);
+	scan->parallel_block_valid = false;
+	if (sscan->rs_parallel != NULL)
+		scan->next_slot = scan->end_slot = 0;
+}
+
+/* Next block of a parallel scan; false when the scan is done. */
+bool
+fc_parallel_next_block(FcScanDesc *scan)
+{
+	ParallelBlockTableScanDesc pbscan =
+	(ParallelBlockTableScanDesc) scan->base.rs_parallel;
+	ParallelBlockTableScanWorker pbwork;
+	BlockNumber block;
+
+	if (scan->pwork == NULL)
+	{
+		scan->pwork = palloc0(sizeof(ParallelBlockTableScanWorkerData));
+		table_block_parallelscan_startblock_init(scan->base.rs_rd, scan->pwork, pbscan);
+	}
+	pbwork = scan->pwork;
+	block = table_block_parallelscan_nextpage(scan->base.rs_rd, pbwork, pbscan);
+	if (block == InvalidBlockNumber)
+		return false;
+	scan->next_slot = (uint64) block * FC_SLOTS_PER_BLOCK;
+	scan->end_slot = Min(scan->next_slot + FC_SLOTS_PER_BLOCK,
+						 fc_table_nslots(scan->tbl));
+	return true;
+}
+
+bool
+fc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					TupleTableSlot *slot)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+
+	if (ScanDirectionIsBackward(direction))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backward scans are not supported for fastckpt tables")));
+
+	for (;;)
+	{
+		while (scan->next_slot < scan->end_slot)
+		{
+			uint64		slotno = scan->next_slot++;
+
+			if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, slotno,
+									  sscan->rs_snapshot, slot))
+			{
+				pgstat_count_heap_getnext(sscan->rs_rd);
+				return true;
+			}
+		}
+		if (sscan->rs_parallel == NULL || !fc_parallel_next_block(scan))
+			break;
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+void
+fc_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid, ItemPointer maxtid)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+	uint64		nslots = fc_table_nslots(scan->tbl);
+	uint64		lo,
+				hi;
+
+	/* offsets outside 1..FC_SLOTS_PER_BLOCK clamp to the block's ends */
+	lo = (uint64) ItemPointerGetBlockNumberNoCheck(mintid) * FC_SLOTS_PER_BLOCK;
+	if (ItemPointerGetOffsetNumberNoCheck(mintid) > 0)
+		lo += Min(ItemPointerGetOffsetNumberNoCheck(mintid) - 1, FC_SLOTS_PER_BLOCK);
+	hi = (uint64) ItemPointerGetBlockNumberNoCheck(maxtid) * FC_SLOTS_PER_BLOCK;
+	hi += Min((uint64) ItemPointerGetOffsetNumberNoCheck(maxtid), FC_SLOTS_PER_BLOCK);
+	scan->next_slot = lo;
+	scan->end_slot = Min(hi, nslots);
+}
+
+bool
+fc_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction,
+							 TupleTableSlot *slot)
+{
+	return fc_scan_getnextslot(sscan, direction, slot);
+}
+
+/* ---- bitmap heap scans ---- */
+
+bool
+fc_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+
+	if ((uint64) tbmres->blockno * FC_SLOTS_PER_BLOCK >= fc_table_nslots(scan->tbl))
+		return false;
+	scan->tbmres = tbmres;
+	scan->tbm_index = 0;
+	scan->tbm_block_start = (uint64) tbmres->blockno * FC_SLOTS_PER_BLOCK;
+	return true;
+}
+
+bool
+fc_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
+						  TupleTableSlot *slot)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+	uint64		nslots = fc_table_nslots(scan->tbl);
+
+	for (;;)
+	{
+		uint64		slotno;
+
+		if (tbmres->ntuples >= 0)
+		{
+			/* exact: the listed offsets */
+			if (scan->tbm_index >= tbmres->ntuples)
+				break;
+			slotno = scan->tbm_block_start + tbmres->offsets[scan->tbm_index++] - 1;
+		}
+		else
+		{
+			/* lossy: every slot of the block, quals are rechecked */
+			if (scan->tbm_index >= FC_SLOTS_PER_BLOCK)
+				break;
+			slotno = scan->tbm_block_start + scan->tbm_index++;
+		}
+		if (slotno >= nslots)
+			continue;
+		if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, slotno,
+								  sscan->rs_snapshot, slot))
+		{
+			pgstat_count_heap_fetch(sscan->rs_rd);
+			return true;
+		}
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+/* ---- TABLESAMPLE ---- */
+
+bool
+fc_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("TABLESAMPLE is not supported for fastckpt table \"%s\"",
+					RelationGetRelationName(sscan->rs_rd))));
+	return false;
+}
+
+bool
+fc_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
+						  TupleTableSlot *slot)
+{
+	return false;
+}
+
+/* ---- ANALYZE ---- */
+
+bool
+fc_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+						   BufferAccessStrategy bstrategy)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+
+	scan->cur_block = blockno;
+	scan->next_slot = (uint64) blockno * FC_SLOTS_PER_BLOCK;
+	scan->end_slot = Min(scan->next_slot + FC_SLOTS_PER_BLOCK,
+						 fc_table_nslots(scan->tbl));
+	return scan->next_slot < scan->end_slot;
+}
+
+/*
+ * Sample committed live rows (and our own); count rows deleted by committed
+ * transactions as dead, as heap's ANALYZE does.
+ */
+bool
+fc_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+						   double *liverows, double *deadrows,
+						   TupleTableSlot *slot)
+{
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+	Relation	rel = sscan->rs_rd;
+
+	while (scan->next_slot < scan->end_slot)
+	{
+		uint64		slotno = scan->next_slot++;
+		LWLock	   *lock = fc_slot_lock(scan->tbl, slotno);
+		char	   *sp = fc_slot_ptr(scan->tbl, slotno);
+		FcSlotHeader *hdr = (FcSlotHeader *) sp;
+		bool		sample = false;
+
+		LWLockAcquire(lock, LW_SHARED);
+		if ((hdr->flags & FC_SLOT_USED) && !(hdr->flags & FC_SLOT_DEAD))
+		{
+			if (fc_slot_recently_dead(hdr))
+				*deadrows += 1;
+			else if (fc_xmin_aborted(hdr->xmin, &hdr->flags) && hdr->undo == NULL)
+				*deadrows += 1;
+			else
+			{
+				FcVisible	v;
+
+				if (fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout),
+									   SnapshotAny, &v))
+				{
+					fc_store_version(slot, rel, slotno, &v);
+					sample = true;
+					*liverows += 1;
+				}
+			}
+		}
+		LWLockRelease(lock);
+		if (sample)
+			return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}

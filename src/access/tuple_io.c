@@ -1,0 +1,168 @@
+/*-------------------------------------------------------------------------
+ *
+ * tuple_io.c
+ *	  Moving row images between executor slots and fastckpt slots.
+ *
+ * Images are heap-format tuples (header, null bitmap, data), so reading
+ * one back is a memcpy into a heap tuple slot; the header fields that only
+ * matter for system columns (xmin, xmax, cmin, ctid) are filled from the
+ * version's metadata on the way out.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/toast_compression.h"
+#include "access/toast_internals.h"
+#include "access/xact.h"
+#include "executor/tuptable.h"
+#include "utils/rel.h"
+
+#include "access/fastckpt_am.h"
+
+const TupleTableSlotOps *
+fc_slot_callbacks(Relation rel)
+{
+	return &TTSOpsHeapTuple;
+}
+
+void
+fc_store_version(TupleTableSlot *slot, Relation rel, uint64 slotno,
+				 const FcVisible *v)
+{
+	HeapTuple	tuple;
+	HeapTupleHeader td;
+
+	tuple = (HeapTuple) MemoryContextAlloc(slot->tts_mcxt, HEAPTUPLESIZE + v->len);
+	td = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
+	memcpy(td, v->data, v->len);
+	tuple->t_len = v->len;
+	tuple->t_data = td;
+	tuple->t_tableOid = RelationGetRelid(rel);
+	fc_slot_to_tid(slotno, &tuple->t_self);
+
+	td->t_infomask &= ~(HEAP_XACT_MASK);
+	td->t_infomask2 &= ~(HEAP2_XACT_MASK);
+	HeapTupleHeaderSetXmin(td, v->xmin);
+	HeapTupleHeaderSetCmin(td, v->cmin);
+	td->t_infomask |= HEAP_XMIN_COMMITTED;
+	if (TransactionIdIsValid(v->xmax))
+		HeapTupleHeaderSetXmax(td, v->xmax);
+	else
+	{
+		HeapTupleHeaderSetXmax(td, InvalidTransactionId);
+		td->t_infomask |= HEAP_XMAX_INVALID;
+	}
+	td->t_ctid = tuple->t_self;
+
+	ExecStoreHeapTuple(tuple, slot, true);
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/*
+ * Compress the largest uncompressed varlena column in place; false when
+ * nothing is left to compress.
+ */
+static bool
+fc_compress_largest(TupleDesc desc, Datum *values, bool *isnull,
+					bool *tried)
+{
+	int			best = -1;
+	Size		best_size = 32;		/* smaller values do not compress */
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		struct varlena *v;
+
+		if (att->attlen != -1 || isnull[i] || tried[i] ||
+			att->attstorage == TYPSTORAGE_PLAIN)
+			continue;
+		v = (struct varlena *) DatumGetPointer(values[i]);
+		if (VARATT_IS_EXTENDED(v))
+			continue;
+		if (VARSIZE_ANY(v) > best_size)
+		{
+			best = i;
+			best_size = VARSIZE_ANY(v);
+		}
+	}
+	if (best < 0)
+		return false;
+	tried[best] = true;
+	{
+		Datum		c = toast_compress_datum(values[best],
+											 TupleDescAttr(desc, best)->attcompression);
+
+		if (DatumGetPointer(c) != NULL)
+			values[best] = c;
+	}
+	return true;
+}
+
+/*
+ * Form the image to store for the row in an executor slot.  Out-of-line
+ * values are pulled inline (fastckpt has no TOAST table); a row that does
+ * not fit the table's slots is compressed column by column, like heap's
+ * TOAST does before going out of line, and refused if it still does not.
+ */
+HeapTuple
+fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
+{
+	bool		shouldFree;
+	HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
+	TupleDesc	desc = RelationGetDescr(rel);
+	uint32		capacity = tbl->layout.image_capacity;
+
+	if (HeapTupleHasExternal(tuple))
+		tuple = toast_flatten_tuple(tuple, desc);
+
+	if (tuple->t_len > capacity)
+	{
+		Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+		bool	   *isnull = palloc(sizeof(bool) * desc->natts);
+		bool	   *tried = palloc0(sizeof(bool) * desc->natts);
+		Size		len = tuple->t_len;
+
+		heap_deform_tuple(tuple, desc, values, isnull);
+		while (len > capacity && fc_compress_largest(desc, values, isnull, tried))
+			len = heap_compute_data_size(desc, values, isnull) +
+				MAXALIGN(SizeofHeapTupleHeader + BITMAPLEN(desc->natts));
+		if (len <= capacity)
+		{
+			tuple = heap_form_tuple(desc, values, isnull);
+			len = tuple->t_len;
+		}
+		if (len > capacity)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("row is too big for fastckpt table \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail("The row needs %zu bytes (after compression); this table's slots hold %u bytes.",
+							   len, capacity),
+					 errhint("Slot size is fixed when the table's storage is created: raise "
+							 "pg_fastckpt.default_row_size (for columns without a length limit) "
+							 "and rewrite the table with VACUUM FULL, or declare tighter column types.")));
+	}
+	return tuple;
+}
+
+/*
+ * SERIALIZABLE would need predicate locks on fastckpt rows, which this
+ * access method does not take yet: refuse instead of running silently with
+ * weaker guarantees.
+ */
+void
+fc_check_serializable(Relation rel)
+{
+	if (IsolationIsSerializable())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fastckpt table \"%s\" cannot be used in a SERIALIZABLE transaction",
+						RelationGetRelationName(rel)),
+				 errdetail("The fastckpt access method does not support serializable snapshot isolation."),
+				 errhint("Use REPEATABLE READ or READ COMMITTED, with explicit row locks where needed.")));
+}

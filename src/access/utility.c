@@ -1,0 +1,276 @@
+/*-------------------------------------------------------------------------
+ *
+ * utility.c
+ *	  DDL integration: make fastckpt tables unlogged, refuse what cannot
+ *	  work, and free storage of dropped tables and databases.
+ *
+ * fastckpt tables are unlogged from PostgreSQL's point of view so that
+ * their indexes write no WAL; durability comes from pg_fastckpt itself.
+ * The CREATE statements are adjusted before PostgreSQL runs them; ALTER
+ * TABLE ... SET ACCESS METHOD fastckpt gets SET UNLOGGED added, and SET
+ * LOGGED is refused.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "tcop/utility.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "pg_fastckpt.h"
+#include "access/fastckpt_am.h"
+#include "txn/write_set.h"
+
+static ProcessUtility_hook_type prev_process_utility = NULL;
+static object_access_hook_type prev_object_access = NULL;
+
+static bool
+fc_is_fastckpt_name(const char *am)
+{
+	if (am == NULL)
+		am = default_table_access_method;
+	return am != NULL && strcmp(am, FASTCKPT_AM_NAME) == 0;
+}
+
+/* Is this relation a fastckpt table?  (No lock taken; fine for checks.) */
+static bool
+fc_relid_is_fastckpt(Oid relid)
+{
+	HeapTuple	tup;
+	bool		result = false;
+	Oid			amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
+
+	if (!OidIsValid(amoid) || !OidIsValid(relid))
+		return false;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (HeapTupleIsValid(tup))
+	{
+		result = ((Form_pg_class) GETSTRUCT(tup))->relam == amoid;
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+static void
+fc_refuse(const char *what, const char *relname, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s is not supported for fastckpt table \"%s\"", what, relname),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+static void
+fc_check_alter_table(AlterTableStmt *stmt, bool *add_unlogged)
+{
+	Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	bool		is_fc = fc_relid_is_fastckpt(relid);
+	ListCell   *lc;
+
+	*add_unlogged = false;
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
+		return;
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_SetLogged && is_fc)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("fastckpt table \"%s\" cannot be made logged", stmt->relation->relname),
+					 errdetail("fastckpt tables are made durable by pg_fastckpt, not by PostgreSQL's WAL; "
+							   "they show as unlogged so that their indexes write no WAL."),
+					 errhint("To make it an ordinary logged table, run ALTER TABLE ... SET ACCESS METHOD heap first.")));
+		if (cmd->subtype == AT_SetAccessMethod && !is_fc &&
+			fc_is_fastckpt_name(cmd->name) &&
+			get_rel_persistence(relid) == RELPERSISTENCE_PERMANENT)
+			*add_unlogged = true;
+	}
+}
+
+static void
+fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest,
+				   QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+
+#define FC_WRITABLE_TREE() \
+	do { \
+		if (readOnlyTree) \
+		{ \
+			pstmt = copyObject(pstmt); \
+			parsetree = pstmt->utilityStmt; \
+			readOnlyTree = false; \
+		} \
+	} while (0)
+
+	switch (nodeTag(parsetree))
+	{
+		case T_CreateStmt:
+			{
+				CreateStmt *stmt = (CreateStmt *) parsetree;
+
+				if (stmt->partspec == NULL && fc_is_fastckpt_name(stmt->accessMethod) &&
+					stmt->relation->relpersistence == RELPERSISTENCE_PERMANENT)
+				{
+					FC_WRITABLE_TREE();
+					((CreateStmt *) parsetree)->relation->relpersistence = RELPERSISTENCE_UNLOGGED;
+				}
+				break;
+			}
+		case T_CreateTableAsStmt:
+			{
+				CreateTableAsStmt *stmt = (CreateTableAsStmt *) parsetree;
+
+				if (!fc_is_fastckpt_name(stmt->into->accessMethod))
+					break;
+				if (stmt->objtype == OBJECT_MATVIEW)
+				{
+					if (stmt->into->accessMethod == NULL)
+						break;	/* default AM: PostgreSQL's error is clear */
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("materialized views cannot use the fastckpt access method"),
+							 errhint("Create a fastckpt table with CREATE TABLE ... USING fastckpt AS ... instead.")));
+				}
+				if (stmt->into->rel->relpersistence == RELPERSISTENCE_PERMANENT)
+				{
+					FC_WRITABLE_TREE();
+					((CreateTableAsStmt *) parsetree)->into->rel->relpersistence =
+						RELPERSISTENCE_UNLOGGED;
+				}
+				break;
+			}
+		case T_AlterTableStmt:
+			{
+				bool		add_unlogged;
+
+				fc_check_alter_table((AlterTableStmt *) parsetree, &add_unlogged);
+				if (add_unlogged)
+				{
+					AlterTableCmd *cmd = makeNode(AlterTableCmd);
+
+					FC_WRITABLE_TREE();
+					cmd->subtype = AT_SetUnLogged;
+					((AlterTableStmt *) parsetree)->cmds =
+						lappend(((AlterTableStmt *) parsetree)->cmds, cmd);
+				}
+				break;
+			}
+		case T_IndexStmt:
+			{
+				IndexStmt  *stmt = (IndexStmt *) parsetree;
+				Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+
+				if (!fc_relid_is_fastckpt(relid))
+					break;
+				if (stmt->concurrent)
+					fc_refuse("CREATE INDEX CONCURRENTLY", stmt->relation->relname,
+							  "Use CREATE INDEX without CONCURRENTLY.");
+				if (stmt->accessMethod && strcmp(stmt->accessMethod, "brin") == 0)
+					fc_refuse("a BRIN index", stmt->relation->relname,
+							  "Use a B-tree, hash, GiST, GIN or SP-GiST index.");
+				break;
+			}
+		case T_ReindexStmt:
+			{
+				ReindexStmt *stmt = (ReindexStmt *) parsetree;
+				ListCell   *lc;
+				bool		concurrently = false;
+				Oid			relid;
+
+				foreach(lc, stmt->params)
+				{
+					DefElem    *opt = (DefElem *) lfirst(lc);
+
+					if (strcmp(opt->defname, "concurrently") == 0)
+						concurrently = defGetBoolean(opt);
+				}
+				if (!concurrently || stmt->relation == NULL)
+					break;
+				relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+				if (OidIsValid(relid) && stmt->kind == REINDEX_OBJECT_INDEX)
+					relid = IndexGetRelation(relid, true);
+				if (fc_relid_is_fastckpt(relid))
+					fc_refuse("REINDEX CONCURRENTLY", stmt->relation->relname,
+							  "Use REINDEX without CONCURRENTLY.");
+				break;
+			}
+		default:
+			break;
+	}
+
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+}
+
+/* Free the storage of dropped fastckpt tables (and databases) at commit. */
+static void
+fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
+				 void *arg)
+{
+	if (prev_object_access)
+		prev_object_access(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP)
+		return;
+
+	if (classId == RelationRelationId && subId == 0)
+	{
+		Oid			amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
+		HeapTuple	tup;
+
+		if (!OidIsValid(amoid))
+			return;
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(objectId));
+		if (HeapTupleIsValid(tup))
+		{
+			Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
+
+			if (cls->relam == amoid && cls->relkind == RELKIND_RELATION)
+			{
+				RelFileNode rnode;
+
+				rnode.spcNode = OidIsValid(cls->reltablespace) ?
+					cls->reltablespace : MyDatabaseTableSpace;
+				rnode.dbNode = MyDatabaseId;
+				rnode.relNode = cls->relfilenode;
+				fc_pending_drop_add(&rnode, true);
+			}
+			ReleaseSysCache(tup);
+		}
+	}
+	else if (classId == DatabaseRelationId)
+		fc_pending_drop_database(objectId);
+}
+
+void
+fc_register_utility_hook(void)
+{
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = fc_process_utility;
+}
+
+void
+fc_register_object_access_hook(void)
+{
+	prev_object_access = object_access_hook;
+	object_access_hook = fc_object_access;
+}

@@ -1,0 +1,361 @@
+/*-------------------------------------------------------------------------
+ *
+ * visibility.c
+ *	  Which version of a row a snapshot sees.
+ *
+ * A row is its live version (in the slot) plus a chain of older versions
+ * in undo, newest first.  A snapshot sees the newest version whose creator
+ * it sees; if that is the live version, the row may still be deleted for
+ * it (xmax).  An older version's end is the creation of the next newer
+ * one, which the walk has just found invisible, so undo versions need no
+ * xmax of their own.  The rules per snapshot type follow heap's
+ * (heapam_visibility.c), with hint flags cached in the header.
+ *
+ * Hints are set under a shared latch: concurrent readers may race and lose
+ * a hint, which only costs a later clog lookup; writers hold the latch
+ * exclusively, so a hint never overwrites a writer's change.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+
+#include "access/fastckpt_am.h"
+
+/* Did the creator commit?  (Not in progress and committed in clog.) */
+bool
+fc_xmin_committed(TransactionId xmin, uint16 *flags)
+{
+	if (*flags & (FC_XMIN_COMMITTED | FC_XMIN_FROZEN))
+		return true;
+	if (*flags & FC_XMIN_ABORTED)
+		return false;
+	if (TransactionIdIsInProgress(xmin))
+		return false;
+	if (TransactionIdDidCommit(xmin))
+	{
+		*flags |= FC_XMIN_COMMITTED;
+		return true;
+	}
+	*flags |= FC_XMIN_ABORTED;
+	return false;
+}
+
+/* Did the creator abort (or crash)?  False while it is still running. */
+bool
+fc_xmin_aborted(TransactionId xmin, uint16 *flags)
+{
+	if (*flags & FC_XMIN_ABORTED)
+		return true;
+	if (*flags & (FC_XMIN_COMMITTED | FC_XMIN_FROZEN))
+		return false;
+	if (TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin))
+		return false;
+	if (TransactionIdDidCommit(xmin))
+	{
+		*flags |= FC_XMIN_COMMITTED;
+		return false;
+	}
+	*flags |= FC_XMIN_ABORTED;
+	return true;
+}
+
+bool
+fc_xmin_visible_mvcc(TransactionId xmin, CommandId cmin, uint16 *flags,
+					 Snapshot snapshot)
+{
+	if (*flags & FC_XMIN_FROZEN)
+		return true;
+	if (*flags & FC_XMIN_ABORTED)
+		return false;
+	if (*flags & FC_XMIN_COMMITTED)
+		return !XidInMVCCSnapshot(xmin, snapshot);
+	if (TransactionIdIsCurrentTransactionId(xmin))
+		return cmin < snapshot->curcid;
+	if (XidInMVCCSnapshot(xmin, snapshot))
+		return false;
+	if (TransactionIdDidCommit(xmin))
+	{
+		*flags |= FC_XMIN_COMMITTED;
+		return true;
+	}
+	/* not running when the snapshot was taken, and not committed */
+	*flags |= FC_XMIN_ABORTED;
+	return false;
+}
+
+/* Is the live version's deletion visible to an MVCC snapshot? */
+static bool
+fc_xmax_visible_mvcc(FcSlotHeader *hdr, Snapshot snapshot)
+{
+	if (!TransactionIdIsValid(hdr->xmax) || (hdr->flags & FC_XMAX_ABORTED))
+		return false;
+	if (hdr->flags & FC_XMAX_COMMITTED)
+		return !XidInMVCCSnapshot(hdr->xmax, snapshot);
+	if (TransactionIdIsCurrentTransactionId(hdr->xmax))
+		return hdr->cmax < snapshot->curcid;
+	if (XidInMVCCSnapshot(hdr->xmax, snapshot))
+		return false;
+	if (TransactionIdDidCommit(hdr->xmax))
+	{
+		hdr->flags |= FC_XMAX_COMMITTED;
+		return true;
+	}
+	hdr->flags |= FC_XMAX_ABORTED;
+	return false;
+}
+
+/* Is there a deleter that has committed? */
+bool
+fc_xmax_committed(FcSlotHeader *hdr)
+{
+	if (!TransactionIdIsValid(hdr->xmax) || (hdr->flags & FC_XMAX_ABORTED))
+		return false;
+	if (hdr->flags & FC_XMAX_COMMITTED)
+		return true;
+	if (TransactionIdIsInProgress(hdr->xmax))
+		return false;
+	if (TransactionIdDidCommit(hdr->xmax))
+	{
+		hdr->flags |= FC_XMAX_COMMITTED;
+		return true;
+	}
+	hdr->flags |= FC_XMAX_ABORTED;
+	return false;
+}
+
+/* Is there a deleter that has not aborted (running or committed)? */
+bool
+fc_xmax_live(FcSlotHeader *hdr)
+{
+	if (!TransactionIdIsValid(hdr->xmax) || (hdr->flags & FC_XMAX_ABORTED))
+		return false;
+	if (hdr->flags & FC_XMAX_COMMITTED)
+		return true;
+	if (TransactionIdIsCurrentTransactionId(hdr->xmax) ||
+		TransactionIdIsInProgress(hdr->xmax))
+		return true;
+	if (TransactionIdDidCommit(hdr->xmax))
+	{
+		hdr->flags |= FC_XMAX_COMMITTED;
+		return true;
+	}
+	hdr->flags |= FC_XMAX_ABORTED;
+	return false;
+}
+
+static void
+fc_set_live(FcSlotHeader *hdr, const char *live, FcVisible *out)
+{
+	out->data = live;
+	out->len = hdr->live_len;
+	out->xmin = hdr->xmin;
+	out->cmin = hdr->cmin;
+	out->xmax = (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ?
+		hdr->xmax : InvalidTransactionId;
+	out->is_live = true;
+}
+
+static void
+fc_set_undo(FcUndo *undo, TransactionId superseded_by, FcVisible *out)
+{
+	out->data = undo->data;
+	out->len = undo->len;
+	out->xmin = undo->xmin;
+	out->cmin = undo->cmin;
+	out->xmax = superseded_by;
+	out->is_live = false;
+}
+
+/*
+ * Newest version whose creator committed (or is us), skipping versions of
+ * running or aborted transactions.  This is what SnapshotAny fetches mean
+ * for in-place updates: the executor uses them to re-read the row it is
+ * about to update, and must never build a new row from uncommitted data.
+ */
+static bool
+fc_newest_settled(FcSlotHeader *hdr, const char *live, FcVisible *out)
+{
+	TransactionId newer = hdr->xmin;
+
+	if (fc_xmin_committed(hdr->xmin, &hdr->flags) ||
+		TransactionIdIsCurrentTransactionId(hdr->xmin))
+	{
+		fc_set_live(hdr, live, out);
+		return true;
+	}
+	for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
+	{
+		if (fc_xmin_committed(u->xmin, &u->flags) ||
+			TransactionIdIsCurrentTransactionId(u->xmin))
+		{
+			fc_set_undo(u, newer, out);
+			return true;
+		}
+		newer = u->xmin;
+	}
+	return false;
+}
+
+static bool
+fc_visible_mvcc(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
+				FcVisible *out)
+{
+	TransactionId newer;
+
+	if (fc_xmin_visible_mvcc(hdr->xmin, hdr->cmin, &hdr->flags, snapshot))
+	{
+		if (fc_xmax_visible_mvcc(hdr, snapshot))
+			return false;
+		fc_set_live(hdr, live, out);
+		return true;
+	}
+	newer = hdr->xmin;
+	for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
+	{
+		if (fc_xmin_visible_mvcc(u->xmin, u->cmin, &u->flags, snapshot))
+		{
+			fc_set_undo(u, newer, out);
+			return true;
+		}
+		newer = u->xmin;
+	}
+	return false;
+}
+
+/* SnapshotSelf: everything committed now, plus all of our own changes. */
+static bool
+fc_visible_self(FcSlotHeader *hdr, const char *live, FcVisible *out)
+{
+	TransactionId newer;
+
+	if (TransactionIdIsCurrentTransactionId(hdr->xmin) ||
+		fc_xmin_committed(hdr->xmin, &hdr->flags))
+	{
+		if (fc_xmax_live(hdr) &&
+			(TransactionIdIsCurrentTransactionId(hdr->xmax) || fc_xmax_committed(hdr)))
+			return false;
+		fc_set_live(hdr, live, out);
+		return true;
+	}
+	newer = hdr->xmin;
+	for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
+	{
+		if (TransactionIdIsCurrentTransactionId(u->xmin) ||
+			fc_xmin_committed(u->xmin, &u->flags))
+		{
+			fc_set_undo(u, newer, out);
+			return true;
+		}
+		newer = u->xmin;
+	}
+	return false;
+}
+
+/*
+ * SnapshotDirty: like Self, but versions of running transactions are
+ * visible too, with snapshot->xmin/xmax telling the caller whom to wait for
+ * (unique checks, ON CONFLICT).
+ */
+static bool
+fc_visible_dirty(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
+				 FcVisible *out)
+{
+	snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+	snapshot->speculativeToken = 0;
+
+	if (!fc_xmin_aborted(hdr->xmin, &hdr->flags))
+	{
+		if (!TransactionIdIsCurrentTransactionId(hdr->xmin) &&
+			!fc_xmin_committed(hdr->xmin, &hdr->flags))
+		{
+			snapshot->xmin = hdr->xmin;
+			if (hdr->flags & FC_SPECULATIVE)
+				snapshot->speculativeToken =
+					ItemPointerGetBlockNumberNoCheck(&hdr->next_tid);
+			fc_set_live(hdr, live, out);
+			return true;
+		}
+		if (fc_xmax_live(hdr))
+		{
+			if (TransactionIdIsCurrentTransactionId(hdr->xmax) || fc_xmax_committed(hdr))
+				return false;
+			snapshot->xmax = hdr->xmax;
+		}
+		fc_set_live(hdr, live, out);
+		return true;
+	}
+	/* live version aborted, being rolled back: the settled one counts */
+	return fc_newest_settled(hdr, live, out);
+}
+
+/* SnapshotNonVacuumable: everything not yet removable. */
+static bool
+fc_visible_non_vacuumable(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
+						  FcVisible *out)
+{
+	if (fc_slot_dead_to_all(hdr, snapshot->vistest))
+		return false;
+	if (fc_xmin_aborted(hdr->xmin, &hdr->flags))
+		return fc_newest_settled(hdr, live, out);
+	fc_set_live(hdr, live, out);
+	return true;
+}
+
+bool
+fc_visible_version(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
+				   FcVisible *out)
+{
+	if (!(hdr->flags & FC_SLOT_USED) || (hdr->flags & FC_SLOT_DEAD))
+		return false;
+
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			return fc_visible_mvcc(hdr, live, snapshot, out);
+		case SNAPSHOT_SELF:
+			return fc_visible_self(hdr, live, out);
+		case SNAPSHOT_ANY:
+			return fc_newest_settled(hdr, live, out);
+		case SNAPSHOT_DIRTY:
+			return fc_visible_dirty(hdr, live, snapshot, out);
+		case SNAPSHOT_NON_VACUUMABLE:
+			return fc_visible_non_vacuumable(hdr, live, snapshot, out);
+		case SNAPSHOT_TOAST:
+		case SNAPSHOT_HISTORIC_MVCC:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("snapshot type %d is not supported for fastckpt tables",
+					(int) snapshot->snapshot_type)));
+	return false;				/* keep compiler quiet */
+}
+
+/*
+ * Can the slot be reclaimed: an aborted insert, or a deletion that every
+ * snapshot sees?
+ */
+bool
+fc_slot_dead_to_all(FcSlotHeader *hdr, GlobalVisState *vistest)
+{
+	if (hdr->flags & FC_SLOT_DEAD)
+		return true;
+	if (hdr->undo == NULL && fc_xmin_aborted(hdr->xmin, &hdr->flags))
+		return true;
+	if (TransactionIdIsValid(hdr->xmax) && fc_xmax_committed(hdr) &&
+		GlobalVisTestIsRemovableXid(vistest, hdr->xmax))
+		return true;
+	return false;
+}
+
+/* Deleted by a committed transaction that some snapshot may not see yet. */
+bool
+fc_slot_recently_dead(FcSlotHeader *hdr)
+{
+	return TransactionIdIsValid(hdr->xmax) && fc_xmax_committed(hdr);
+}

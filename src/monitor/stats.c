@@ -1,0 +1,177 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.c
+ *	  SQL-callable functions behind the fastckpt_stat_* views.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "pg_fastckpt.h"
+#include "recovery/gate.h"
+#include "store/arena.h"
+#include "store/table_store.h"
+#include "txn/write_set.h"
+
+PG_FUNCTION_INFO_V1(fastckpt_stat_memory_internal);
+PG_FUNCTION_INFO_V1(fastckpt_stat_tables_internal);
+PG_FUNCTION_INFO_V1(fastckpt_stat_recovery_internal);
+
+Datum
+fastckpt_stat_memory_internal(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	FcArenaStats stats;
+	Datum		values[7];
+	bool		nulls[7] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	fc_arena_get_stats(&stats);
+	values[0] = Int64GetDatum(stats.limit_bytes);
+	values[1] = Int64GetDatum(stats.used_bytes);
+	values[2] = Int64GetDatum(stats.free_bytes);
+	values[3] = Int64GetDatum(stats.kind_bytes[FC_PAGE_SLOTS]);
+	values[4] = Int64GetDatum(stats.kind_bytes[FC_PAGE_UNDO]);
+	values[5] = Int64GetDatum(stats.kind_bytes[FC_PAGE_DIRECTORY]);
+	values[6] = Int64GetDatum((int64) FC_PAGE_SIZE);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+typedef struct FcTableRow
+{
+	Oid			dbid;
+	Oid			relnode;
+	Oid			relid;
+	int64		rows;
+	int64		dead_rows;
+	int64		slots_used;
+	int64		slots_allocated;
+	int64		slot_bytes;
+	int64		image_bytes;
+	int64		memory_bytes;
+	int64		undo_records;
+	int64		undo_bytes;
+	int64		dirty_rows;
+} FcTableRow;
+
+typedef struct FcTableRows
+{
+	FcTableRow *rows;
+	int			n;
+	int			cap;
+	uint64		phase;
+} FcTableRows;
+
+/*
+ * Count rows and dirty shadow images by looking at every slot: the views
+ * are rare, and counting in the commit path would cost every transaction.
+ */
+static void
+fc_collect_table(FcTable *tbl, void *arg)
+{
+	FcTableRows *out = (FcTableRows *) arg;
+	FcTableRow *r;
+	uint64		nslots = fc_table_nslots(tbl);
+	uint32		cur = fc_pp_current_image(out->phase);
+
+	if (out->n == out->cap)
+	{
+		out->cap *= 2;
+		out->rows = repalloc(out->rows, out->cap * sizeof(FcTableRow));
+	}
+	r = &out->rows[out->n++];
+	memset(r, 0, sizeof(FcTableRow));
+	r->dbid = tbl->key.dbid;
+	r->relnode = tbl->key.relnode;
+	r->relid = tbl->relid;
+	for (uint64 s = 0; s < nslots; s++)
+	{
+		FcSlotHeader *hdr = fc_slot_header(tbl, s);
+		uint16		flags = hdr->flags;
+
+		if (hdr->marks.state[cur] != FC_PP_CLEAN)
+			r->dirty_rows++;
+		if (!(flags & FC_SLOT_USED))
+			continue;
+		r->slots_used++;
+		if ((flags & FC_SLOT_DEAD) || (flags & FC_XMIN_ABORTED) ||
+			(TransactionIdIsValid(hdr->xmax) && (flags & FC_XMAX_COMMITTED)))
+			r->dead_rows++;
+		else
+			r->rows++;
+	}
+	r->slots_allocated = (int64) tbl->npages * tbl->slots_per_page;
+	r->slot_bytes = tbl->layout.stride;
+	r->image_bytes = tbl->layout.image_capacity;
+	r->undo_records = tbl->undo_live;
+	r->undo_bytes = (int64) tbl->undo_pages * FC_PAGE_SIZE;
+	r->memory_bytes = (int64) (tbl->npages + tbl->ndir_pages) * FC_PAGE_SIZE + r->undo_bytes;
+}
+
+Datum
+fastckpt_stat_tables_internal(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FcTableRows rows;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rows.cap = 16;
+	rows.n = 0;
+	rows.rows = palloc(rows.cap * sizeof(FcTableRow));
+	rows.phase = fc_pp_phase();
+	fc_table_foreach(fc_collect_table, &rows);
+
+	for (int i = 0; i < rows.n; i++)
+	{
+		FcTableRow *r = &rows.rows[i];
+		Datum		values[13];
+		bool		nulls[13] = {0};
+
+		values[0] = ObjectIdGetDatum(r->dbid);
+		values[1] = ObjectIdGetDatum(r->relnode);
+		values[2] = ObjectIdGetDatum(r->relid);
+		values[3] = Int64GetDatum(r->rows);
+		values[4] = Int64GetDatum(r->dead_rows);
+		values[5] = Int64GetDatum(r->slots_used);
+		values[6] = Int64GetDatum(r->slots_allocated);
+		values[7] = Int64GetDatum(r->slot_bytes);
+		values[8] = Int64GetDatum(r->image_bytes);
+		values[9] = Int64GetDatum(r->memory_bytes);
+		values[10] = Int64GetDatum(r->undo_records);
+		values[11] = Int64GetDatum(r->undo_bytes);
+		values[12] = Int64GetDatum(r->dirty_rows);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+Datum
+fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	FcRecoveryStats stats;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	fc_recovery_stats_get(&stats);
+	values[0] = BoolGetDatum(fc_gate_is_open());
+	values[1] = TimestampTzGetDatum(stats.started_at);
+	nulls[1] = (stats.started_at == 0);
+	values[2] = TimestampTzGetDatum(stats.finished_at);
+	nulls[2] = (stats.finished_at == 0);
+	values[3] = Int32GetDatum(stats.databases);
+	values[4] = Int32GetDatum(stats.tables);
+	values[5] = Int32GetDatum(stats.indexes);
+	values[6] = Int32GetDatum(stats.workers);
+	values[7] = Float8GetDatum(stats.index_reset_seconds);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_fastckpt.c
+ *	  Module entry point: settings, shared-memory request, hooks, workers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+
+#include "pg_fastckpt.h"
+#include "store/slot.h"
+
+PG_MODULE_MAGIC;
+
+int			fc_memory_limit_mb = 1024;
+int			fc_default_row_size = 256;
+int			fc_max_tables = 1024;
+int			fc_recovery_wait_timeout_ms = 60000;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+void		_PG_init(void);
+
+static void
+fc_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(fc_arena_shmem_size());
+	RequestAddinShmemSpace(fc_table_store_shmem_size());
+	RequestAddinShmemSpace(fc_gate_shmem_size());
+	RequestNamedLWLockTranche(FC_SLOT_LOCK_TRANCHE, FC_SLOT_LOCKS);
+	RequestNamedLWLockTranche(FC_MISC_LOCK_TRANCHE, FC_MISC_LOCKS);
+}
+
+static void
+fc_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	fc_arena_shmem_init();
+	fc_table_store_shmem_init();
+	fc_gate_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+_PG_init(void)
+{
+	/*
+	 * The arena lives in the main shared-memory segment, which can only be
+	 * sized at postmaster start: refuse any other way of loading us.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_fastckpt must be loaded via shared_preload_libraries"),
+				 errhint("Add 'pg_fastckpt' to shared_preload_libraries in postgresql.conf "
+						 "(for example: shared_preload_libraries = 'pg_fastckpt') and restart the server.")));
+
+	DefineCustomIntVariable("pg_fastckpt.memory_limit",
+							"Size of the shared-memory arena holding fastckpt rows.",
+							"Rows, their undo versions and table directories all come from this arena.",
+							&fc_memory_limit_mb,
+							1024, 16, INT_MAX / 2,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.default_row_size",
+							"Row image size for fastckpt tables with columns of unbounded size.",
+							"Read when a table's storage is created (CREATE TABLE, TRUNCATE, rewrites).",
+							&fc_default_row_size,
+							256, 32, FC_MAX_IMAGE_CAPACITY,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.max_tables",
+							"Maximum number of fastckpt table storages (relfilenodes) at once.",
+							NULL,
+							&fc_max_tables,
+							1024, 16, 1024 * 1024,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.recovery_wait_timeout",
+							"How long a query on a fastckpt table waits for startup recovery.",
+							"After this, the query fails with a \"recovery in progress\" error.",
+							&fc_recovery_wait_timeout_ms,
+							60000, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("pg_fastckpt");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = fc_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = fc_shmem_startup;
+
+	fc_register_xact_callbacks();
+	fc_register_utility_hook();
+	fc_register_object_access_hook();
+	fc_register_startup_worker();
+}

@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_fastckpt.h
+ *	  Settings and process-wide declarations shared by all subsystems.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_FASTCKPT_H
+#define PG_FASTCKPT_H
+
+#include "postgres.h"
+
+#define FASTCKPT_AM_NAME	"fastckpt"
+
+/* settings (see _PG_init for their documentation) */
+extern int	fc_memory_limit_mb;
+extern int	fc_default_row_size;
+extern int	fc_max_tables;
+extern int	fc_recovery_wait_timeout_ms;
+
+/* shared-memory sizing and setup, one pair per subsystem */
+extern Size fc_arena_shmem_size(void);
+extern void fc_arena_shmem_init(void);
+extern Size fc_table_store_shmem_size(void);
+extern void fc_table_store_shmem_init(void);
+extern Size fc_gate_shmem_size(void);
+extern void fc_gate_shmem_init(void);
+
+/* registration done from _PG_init */
+extern void fc_register_xact_callbacks(void);
+extern void fc_register_utility_hook(void);
+extern void fc_register_object_access_hook(void);
+extern void fc_register_startup_worker(void);
+
+#endif							/* PG_FASTCKPT_H */

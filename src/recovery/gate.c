@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * gate.c
+ *	  Until startup recovery has rebuilt the store and the indexes, a query
+ *	  touching a fastckpt table waits (up to pg_fastckpt.recovery_wait_timeout)
+ *	  and then fails clearly: it never sees an empty or partial table.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "pg_fastckpt.h"
+#include "access/fastckpt_am.h"
+#include "recovery/gate.h"
+#include "txn/write_set.h"
+
+typedef struct FcGate
+{
+	pg_atomic_uint32 open;
+	ConditionVariable cv;
+	uint64		pp_phase;		/* Ping-Pong phase word (txn/write_set.c) */
+	slock_t		stats_lock;
+	FcRecoveryStats stats;
+} FcGate;
+
+static FcGate *fc_gate = NULL;
+bool		fc_in_recovery_worker = false;
+
+Size
+fc_gate_shmem_size(void)
+{
+	return MAXALIGN(sizeof(FcGate));
+}
+
+void
+fc_gate_shmem_init(void)
+{
+	bool		found;
+
+	fc_gate = ShmemInitStruct("pg_fastckpt gate", sizeof(FcGate), &found);
+	if (!found)
+	{
+		memset(fc_gate, 0, sizeof(FcGate));
+		pg_atomic_init_u32(&fc_gate->open, 0);
+		ConditionVariableInit(&fc_gate->cv);
+		SpinLockInit(&fc_gate->stats_lock);
+	}
+}
+
+uint64 *
+fc_pp_phase_ptr(void)
+{
+	return &fc_gate->pp_phase;
+}
+
+bool
+fc_gate_is_open(void)
+{
+	return pg_atomic_read_u32(&fc_gate->open) != 0;
+}
+
+void
+fc_gate_open(void)
+{
+	pg_atomic_write_u32(&fc_gate->open, 1);
+	ConditionVariableBroadcast(&fc_gate->cv);
+}
+
+void
+fc_gate_wait(Relation rel)
+{
+	TimestampTz start;
+
+	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
+		return;
+
+	start = GetCurrentTimestamp();
+	ConditionVariablePrepareToSleep(&fc_gate->cv);
+	while (pg_atomic_read_u32(&fc_gate->open) == 0)
+	{
+		long		waited = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+
+		if (waited >= fc_recovery_wait_timeout_ms)
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("fastckpt table \"%s\" is not available yet: recovery in progress",
+							RelationGetRelationName(rel)),
+					 errdetail("Waited %ld ms for pg_fastckpt startup recovery to finish.", waited),
+					 errhint("Retry shortly; progress is in the server log and in fastckpt_stat_recovery. "
+							 "pg_fastckpt.recovery_wait_timeout sets how long queries wait.")));
+		}
+		ConditionVariableTimedSleep(&fc_gate->cv,
+									Min(1000, fc_recovery_wait_timeout_ms - waited),
+									PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+}
+
+void
+fc_recovery_stats_get(FcRecoveryStats *stats)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	*stats = fc_gate->stats;
+	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+void
+fc_recovery_stats_begin(void)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	memset(&fc_gate->stats, 0, sizeof(FcRecoveryStats));
+	fc_gate->stats.started_at = GetCurrentTimestamp();
+	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+void
+fc_recovery_stats_add(int databases, int tables, int indexes, int workers)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	fc_gate->stats.databases += databases;
+	fc_gate->stats.tables += tables;
+	fc_gate->stats.indexes += indexes;
+	fc_gate->stats.workers += workers;
+	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+void
+fc_recovery_stats_finish(double index_reset_seconds)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	fc_gate->stats.finished_at = GetCurrentTimestamp();
+	fc_gate->stats.index_reset_seconds = index_reset_seconds;
+	SpinLockRelease(&fc_gate->stats_lock);
+}

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * gate.h
+ *	  The access gate: fastckpt tables open only after startup recovery.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_GATE_H
+#define FC_GATE_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+
+typedef struct FcRecoveryStats
+{
+	TimestampTz started_at;
+	TimestampTz finished_at;	/* 0 while running */
+	int			databases;
+	int			tables;
+	int			indexes;
+	int			workers;
+	double		index_reset_seconds;
+} FcRecoveryStats;
+
+extern bool fc_gate_is_open(void);
+extern void fc_gate_open(void);
+extern void fc_recovery_stats_get(FcRecoveryStats *stats);
+extern void fc_recovery_stats_begin(void);
+extern void fc_recovery_stats_add(int databases, int tables, int indexes,
+								  int workers);
+extern void fc_recovery_stats_finish(double index_reset_seconds);
+
+/* set in recovery workers, which must pass the closed gate */
+extern bool fc_in_recovery_worker;
+
+#endif							/* FC_GATE_H */

@@ -1,0 +1,132 @@
+/*-------------------------------------------------------------------------
+ *
+ * arena.c
+ *	  Page allocator over a region of the main shared-memory segment.
+ *
+ * The region is sized by pg_fastckpt.memory_limit and allocated with the
+ * rest of PostgreSQL's shared memory, so it uses huge pages when the server
+ * does.  Pages are handed out from a free list, then from a high-water
+ * mark, so untouched memory is never faulted in.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/lsyscache.h"
+
+#include "pg_fastckpt.h"
+#include "store/arena.h"
+#include "store/slot.h"
+
+typedef struct FcArena
+{
+	slock_t		lock;
+	uint64		npages;			/* pages in the arena */
+	uint64		hwm;			/* pages ever handed out */
+	char	   *free_head;		/* freed pages, linked through their first word */
+	uint64		nfree;
+	uint64		kind_pages[FC_PAGE_KINDS];
+	char	   *base;
+} FcArena;
+
+static FcArena *fc_arena = NULL;
+
+static uint64
+fc_arena_npages(void)
+{
+	return ((uint64) fc_memory_limit_mb * 1024 * 1024) / FC_PAGE_SIZE;
+}
+
+Size
+fc_arena_shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(FcArena));
+
+	/* pages, plus slack to align the first one */
+	size = add_size(size, mul_size(fc_arena_npages(), FC_PAGE_SIZE));
+	return add_size(size, FC_PAGE_SIZE);
+}
+
+void
+fc_arena_shmem_init(void)
+{
+	bool		found;
+	Size		size = fc_arena_shmem_size();
+
+	fc_arena = ShmemInitStruct("pg_fastckpt arena", size, &found);
+	if (!found)
+	{
+		memset(fc_arena, 0, sizeof(FcArena));
+		SpinLockInit(&fc_arena->lock);
+		fc_arena->npages = fc_arena_npages();
+		fc_arena->base = (char *) TYPEALIGN(FC_PAGE_SIZE,
+											(char *) fc_arena + sizeof(FcArena));
+	}
+}
+
+char *
+fc_arena_alloc_page(FcPageKind kind, Oid relid)
+{
+	char	   *page = NULL;
+
+	SpinLockAcquire(&fc_arena->lock);
+	if (fc_arena->free_head != NULL)
+	{
+		page = fc_arena->free_head;
+		fc_arena->free_head = *(char **) page;
+		fc_arena->nfree--;
+	}
+	else if (fc_arena->hwm < fc_arena->npages)
+		page = fc_arena->base + (fc_arena->hwm++) * (Size) FC_PAGE_SIZE;
+	if (page != NULL)
+		fc_arena->kind_pages[kind]++;
+	SpinLockRelease(&fc_arena->lock);
+
+	if (page == NULL)
+	{
+		char	   *relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("pg_fastckpt memory is full%s%s%s",
+						relname ? " while writing table \"" : "",
+						relname ? relname : "",
+						relname ? "\"" : ""),
+				 errdetail("All %d MB of pg_fastckpt.memory_limit are in use.",
+						   fc_memory_limit_mb),
+				 errhint("Raise pg_fastckpt.memory_limit and restart the server, "
+						 "or free memory with DELETE followed by VACUUM, TRUNCATE or DROP TABLE.")));
+	}
+	memset(page, 0, FC_PAGE_SIZE);
+	return page;
+}
+
+void
+fc_arena_free_page(char *page, FcPageKind kind)
+{
+	SpinLockAcquire(&fc_arena->lock);
+	*(char **) page = fc_arena->free_head;
+	fc_arena->free_head = page;
+	fc_arena->nfree++;
+	fc_arena->kind_pages[kind]--;
+	SpinLockRelease(&fc_arena->lock);
+}
+
+void
+fc_arena_get_stats(FcArenaStats *stats)
+{
+	uint64		used = 0;
+
+	SpinLockAcquire(&fc_arena->lock);
+	stats->limit_bytes = fc_arena->npages * FC_PAGE_SIZE;
+	for (int i = 0; i < FC_PAGE_KINDS; i++)
+	{
+		stats->kind_bytes[i] = fc_arena->kind_pages[i] * FC_PAGE_SIZE;
+		used += fc_arena->kind_pages[i];
+	}
+	SpinLockRelease(&fc_arena->lock);
+	stats->used_bytes = used * FC_PAGE_SIZE;
+	stats->free_bytes = stats->limit_bytes - stats->used_bytes;
+}

@@ -1,0 +1,87 @@
+/*-------------------------------------------------------------------------
+ *
+ * row_size.c
+ *	  Upper bound of a row's stored size from its column types.
+ *
+ * Rows are stored as heap-format tuples (header, null bitmap, aligned
+ * attributes), so the bound follows heap_form_tuple's arithmetic.
+ * Fixed-width types and typmod-bounded ones (char(n), varchar(n), bit(n),
+ * numeric(p,s)) give an exact bound; any other varlena makes the table use
+ * pg_fastckpt.default_row_size, or the bounded part if that is larger.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+
+#include "pg_fastckpt.h"
+#include "store/row_size.h"
+#include "store/slot.h"
+
+/* Largest stored size of a numeric(p,s): header + base-10000 digits. */
+static int32
+fc_numeric_max_size(int32 typmod)
+{
+	int32		precision;
+	int32		ndigits;
+
+	if (typmod < (int32) VARHDRSZ)
+		return -1;
+	precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+	/* one extra digit group each side for alignment of the decimal point */
+	ndigits = (precision + 3) / 4 + 2;
+	return VARHDRSZ + sizeof(uint16) * 2 + ndigits * sizeof(int16);
+}
+
+static int32
+fc_attr_max_size(Form_pg_attribute att)
+{
+	if (att->attlen > 0)
+		return att->attlen;
+	if (att->attlen == -1)
+	{
+		if (att->atttypid == NUMERICOID)
+			return fc_numeric_max_size(att->atttypmod);
+		if (att->atttypmod >= 0)
+			return type_maximum_size(att->atttypid, att->atttypmod);
+	}
+	return -1;
+}
+
+uint32
+fc_row_image_capacity_desc(TupleDesc desc, bool *exact)
+{
+	Size		size;
+	bool		bounded = true;
+	int			unbounded = 0;
+
+	size = MAXALIGN(SizeofHeapTupleHeader + BITMAPLEN(desc->natts));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		int32		max;
+
+		if (att->attisdropped)
+			continue;			/* stored as NULL */
+		max = fc_attr_max_size(att);
+		if (max < 0)
+		{
+			bounded = false;
+			unbounded++;
+			/* leave room for at least a short value of each */
+			size += 16;
+			continue;
+		}
+		size = att_align_nominal(size, att->attalign) + max;
+	}
+	size = MAXALIGN(size);
+	if (!bounded)
+		size = Max(size, (Size) fc_default_row_size);
+	if (exact)
+		*exact = bounded;
+	return (uint32) Min(size, (Size) FC_MAX_IMAGE_CAPACITY);
+}

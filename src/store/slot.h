@@ -1,0 +1,219 @@
+/*-------------------------------------------------------------------------
+ *
+ * slot.h
+ *	  Layout of fastckpt storage in the shared-memory arena: tables, slots,
+ *	  slot headers and undo versions.
+ *
+ * A table's rows live in fixed-size slots.  Slot number s is TID
+ * (s / FC_SLOTS_PER_BLOCK, s % FC_SLOTS_PER_BLOCK + 1) and never changes
+ * for the life of a row, so indexes stay valid across in-place updates.
+ * Each slot holds (interleaved Ping-Pong layout, see core/pingpong.h) its
+ * header, the live row image and the two shadow images.  Older versions of
+ * a row, needed by older snapshots, live in undo records chained from the
+ * header.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_SLOT_H
+#define FC_SLOT_H
+
+#include "postgres.h"
+
+#include "core/pingpong.h"
+#include "port/atomics.h"
+#include "storage/itemptr.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+/* Arena page: unit of allocation for slots, undo records and directories. */
+#define FC_PAGE_SIZE			(64 * 1024)
+
+/* Virtual block = this many slots (must not exceed MaxHeapTuplesPerPage). */
+#define FC_SLOTS_PER_BLOCK		256
+
+/* Largest row image: three images and a header must fit in one page. */
+#define FC_SLOT_HEADER_SIZE		64
+#define FC_MAX_IMAGE_CAPACITY	((FC_PAGE_SIZE - FC_SLOT_HEADER_SIZE) / 3 / 8 * 8)
+
+/* Extent directory: a fixed top level of pages of page pointers. */
+#define FC_DIR_FANOUT			(FC_PAGE_SIZE / sizeof(char *))
+#define FC_DIR_TOP				64
+
+/* Named LWLock tranches. */
+#define FC_SLOT_LOCK_TRANCHE	"pg_fastckpt_slot"
+#define FC_SLOT_LOCKS			4096
+#define FC_MISC_LOCK_TRANCHE	"pg_fastckpt"
+#define FC_MISC_LOCKS			2
+#define FC_LOCK_DIRECTORY		0	/* table directory hash */
+#define FC_LOCK_INSTALL			1	/* commit install latch */
+
+/* FcSlotHeader.flags */
+#define FC_SLOT_USED			0x0001	/* holds a row (possibly dead) */
+#define FC_XMIN_COMMITTED		0x0002	/* hint: creator committed */
+#define FC_XMIN_ABORTED			0x0004	/* creator aborted (or super-deleted) */
+#define FC_XMIN_FROZEN			0x0008	/* creator visible to everyone */
+#define FC_XMAX_COMMITTED		0x0010	/* hint: deleter committed */
+#define FC_XMAX_ABORTED			0x0020	/* hint: deleter aborted */
+#define FC_XMAX_UPDATED			0x0040	/* moved by an update: next_tid valid */
+#define FC_XMAX_KEYS_UPDATED	0x0080	/* that update changed key columns */
+#define FC_SLOT_DEAD			0x0100	/* invisible to all, awaiting cleanup */
+#define FC_SPECULATIVE			0x0200	/* speculative insert, token in next_tid */
+
+#define FC_XMIN_HINTS	(FC_XMIN_COMMITTED | FC_XMIN_ABORTED | FC_XMIN_FROZEN)
+#define FC_XMAX_BITS	(FC_XMAX_COMMITTED | FC_XMAX_ABORTED | FC_XMAX_UPDATED | \
+						 FC_XMAX_KEYS_UPDATED)
+
+/* FcSlotHeader.xlock_info: explicit row lock(s) */
+#define FC_XLOCK_MULTI			0x8000	/* xlock is a MultiXactId */
+#define FC_XLOCK_MODE_MASK		0x0003	/* LockTupleMode of a single locker */
+
+typedef struct FcUndo FcUndo;
+
+/*
+ * Slot header.  The live version was created by xmin/cmin; xmax/cmax is
+ * its deleter (or the transaction that moved it to next_tid).  Explicit row
+ * locks (FOR SHARE etc.) are kept apart from the versions in xlock, so an
+ * in-place update does not disturb concurrent key-share lockers.
+ */
+typedef struct FcSlotHeader
+{
+	fc_pp_marks marks;			/* shadow image marks */
+	uint16		flags;
+	uint16		xlock_info;
+	uint32		live_len;
+	TransactionId xmin;
+	CommandId	cmin;
+	TransactionId xmax;
+	CommandId	cmax;
+	TransactionId xlock;
+	ItemPointerData next_tid;
+	uint16		reserved;
+	FcUndo	   *undo;			/* previous version, or NULL */
+	uint64		link;			/* free-list link while the slot is unused */
+} FcSlotHeader;
+
+StaticAssertDecl(sizeof(FcSlotHeader) == FC_SLOT_HEADER_SIZE,
+				 "slot header size");
+
+/* FcUndo.flags, besides the FC_XMIN_* hints */
+#define FC_UNDO_DETACHED		0x1000	/* popped back by an abort */
+
+/*
+ * An older version of a row.  superseded_by is the transaction whose
+ * in-place update replaced it: once that xid is older than every snapshot,
+ * nobody can need this version and it is reclaimed (oldest first, through
+ * the table's FIFO).
+ */
+struct FcUndo
+{
+	FcUndo	   *prev;			/* next older version of the same row */
+	FcUndo	   *fifo_next;		/* allocation order, for reclaim */
+	uint64		slotno;
+	TransactionId xmin;
+	CommandId	cmin;
+	TransactionId superseded_by;
+	uint16		flags;
+	uint16		reserved;
+	uint32		len;
+	uint32		reserved2;
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+};
+
+#define FC_UNDO_HEADER_SIZE		MAXALIGN(offsetof(FcUndo, data))
+
+typedef struct FcTableKey
+{
+	Oid			dbid;
+	Oid			spcid;
+	Oid			relnode;
+} FcTableKey;
+
+/*
+ * A table's storage: one per relfilenode, like PostgreSQL's own storage,
+ * so TRUNCATE and rewrites get a fresh FcTable and the old one is dropped
+ * when the transaction commits.
+ */
+typedef struct FcTable
+{
+	FcTableKey	key;			/* hash key, must be first */
+	uint64		generation;		/* unique per creation; validates caches */
+	Oid			relid;			/* pg_class OID at creation (for views) */
+	fc_pp_layout layout;
+	uint32		slots_per_page;
+
+	slock_t		alloc_lock;		/* protects the fields down to dir */
+	pg_atomic_uint64 nslots;	/* slots handed out (high-water mark) */
+	uint64		free_slot_head; /* slotno + 1 of first free slot, or 0 */
+	uint64		nfree_slots;
+	uint64		npages;			/* slot pages */
+	uint64		ndir_pages;
+	char	  **dir[FC_DIR_TOP];
+
+	slock_t		undo_lock;		/* protects the undo fields */
+	uint32		undo_record_size;
+	uint32		undo_per_page;
+	FcUndo	   *undo_free;
+	FcUndo	   *undo_fifo_head;
+	FcUndo	   *undo_fifo_tail;
+	char	   *undo_page_list;	/* undo pages, chained via their first word */
+	uint64		undo_pages;
+	uint64		undo_live;		/* records allocated and not yet freed */
+} FcTable;
+
+/* Slot address of a slot number (the caller knows slotno < nslots). */
+static inline char *
+fc_slot_ptr(FcTable *tbl, uint64 slotno)
+{
+	uint64		page = slotno / tbl->slots_per_page;
+	uint64		idx = slotno % tbl->slots_per_page;
+
+	return tbl->dir[page / FC_DIR_FANOUT][page % FC_DIR_FANOUT] +
+		idx * tbl->layout.stride;
+}
+
+static inline FcSlotHeader *
+fc_slot_header(FcTable *tbl, uint64 slotno)
+{
+	return (FcSlotHeader *) fc_slot_ptr(tbl, slotno);
+}
+
+static inline uint64
+fc_tid_to_slot(ItemPointer tid)
+{
+	return (uint64) ItemPointerGetBlockNumberNoCheck(tid) * FC_SLOTS_PER_BLOCK +
+		(ItemPointerGetOffsetNumberNoCheck(tid) - 1);
+}
+
+static inline void
+fc_slot_to_tid(uint64 slotno, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (slotno / FC_SLOTS_PER_BLOCK),
+				   (OffsetNumber) (slotno % FC_SLOTS_PER_BLOCK + 1));
+}
+
+/* Is this TID a plausible slot of the table right now? */
+static inline bool
+fc_tid_in_range(FcTable *tbl, ItemPointer tid, uint64 *slotno)
+{
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (off < 1 || off > FC_SLOTS_PER_BLOCK)
+		return false;
+	*slotno = fc_tid_to_slot(tid);
+	return *slotno < pg_atomic_read_u64(&tbl->nslots);
+}
+
+/* Striped slot latches: readers share, writers are exclusive. */
+extern LWLockPadded *fc_slot_locks;
+
+static inline LWLock *
+fc_slot_lock(FcTable *tbl, uint64 slotno)
+{
+	uint64		h = (slotno * UINT64CONST(0x9E3779B97F4A7C15)) ^ tbl->generation;
+
+	return &fc_slot_locks[(h >> 17) & (FC_SLOT_LOCKS - 1)].lock;
+}
+
+extern LWLock *fc_misc_lock(int which);
+
+#endif							/* FC_SLOT_H */

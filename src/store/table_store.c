@@ -1,0 +1,347 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_store.c
+ *	  Table directory and slot allocation.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "pg_fastckpt.h"
+#include "store/arena.h"
+#include "store/row_size.h"
+#include "store/table_store.h"
+#include "store/undo.h"
+
+typedef struct FcStoreShared
+{
+	slock_t		lock;
+	uint64		next_generation;
+} FcStoreShared;
+
+static HTAB *fc_tables = NULL;
+static FcStoreShared *fc_store = NULL;
+LWLockPadded *fc_slot_locks = NULL;
+static LWLockPadded *fc_misc_locks = NULL;
+
+/* Backend-local cache of a relation's storage, kept in rd_amcache. */
+typedef struct FcTableRef
+{
+	FcTable    *tbl;
+	uint64		generation;
+	RelFileNode rnode;
+} FcTableRef;
+
+Size
+fc_table_store_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(FcStoreShared)),
+					hash_estimate_size(fc_max_tables, sizeof(FcTable)));
+}
+
+void
+fc_table_store_shmem_init(void)
+{
+	HASHCTL		info;
+	bool		found;
+
+	fc_store = ShmemInitStruct("pg_fastckpt store", sizeof(FcStoreShared), &found);
+	if (!found)
+	{
+		SpinLockInit(&fc_store->lock);
+		fc_store->next_generation = 1;
+	}
+	info.keysize = sizeof(FcTableKey);
+	info.entrysize = sizeof(FcTable);
+	fc_tables = ShmemInitHash("pg_fastckpt tables", fc_max_tables, fc_max_tables,
+							  &info, HASH_ELEM | HASH_BLOBS);
+	fc_slot_locks = GetNamedLWLockTranche(FC_SLOT_LOCK_TRANCHE);
+	fc_misc_locks = GetNamedLWLockTranche(FC_MISC_LOCK_TRANCHE);
+}
+
+LWLock *
+fc_misc_lock(int which)
+{
+	return &fc_misc_locks[which].lock;
+}
+
+static void
+fc_key_from_rnode(FcTableKey *key, const RelFileNode *rnode)
+{
+	memset(key, 0, sizeof(FcTableKey));
+	key->dbid = rnode->dbNode;
+	key->spcid = rnode->spcNode;
+	key->relnode = rnode->relNode;
+}
+
+FcTable *
+fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
+{
+	FcTableKey	key;
+	FcTable    *tbl;
+	bool		found;
+	uint64		generation;
+
+	fc_key_from_rnode(&key, rnode);
+	SpinLockAcquire(&fc_store->lock);
+	generation = fc_store->next_generation++;
+	SpinLockRelease(&fc_store->lock);
+
+	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_EXCLUSIVE);
+	tbl = hash_search(fc_tables, &key, HASH_ENTER_NULL, &found);
+	if (tbl == NULL)
+	{
+		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many fastckpt table storages"),
+				 errdetail("pg_fastckpt.max_tables is %d; every fastckpt table, and every "
+						   "TRUNCATE or rewrite not yet committed, uses one.", fc_max_tables),
+				 errhint("Raise pg_fastckpt.max_tables and restart the server.")));
+	}
+	if (found)
+		fc_table_reset(tbl);	/* stale entry of a reused relfilenode */
+
+	memset((char *) tbl + sizeof(FcTableKey), 0, sizeof(FcTable) - sizeof(FcTableKey));
+	tbl->generation = generation;
+	tbl->relid = relid;
+	fc_pp_layout_init(&tbl->layout, sizeof(FcSlotHeader), image_capacity);
+	tbl->slots_per_page = FC_PAGE_SIZE / tbl->layout.stride;
+	Assert(tbl->slots_per_page >= 1);
+	SpinLockInit(&tbl->alloc_lock);
+	pg_atomic_init_u64(&tbl->nslots, 0);
+	fc_undo_init_table(tbl);
+	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+	return tbl;
+}
+
+FcTable *
+fc_table_lookup(const RelFileNode *rnode)
+{
+	FcTableKey	key;
+	FcTable    *tbl;
+
+	fc_key_from_rnode(&key, rnode);
+	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_SHARED);
+	tbl = hash_search(fc_tables, &key, HASH_FIND, NULL);
+	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+	return tbl;
+}
+
+/*
+ * Give all memory of a table back to the arena and empty it.  The caller
+ * ensures nobody else uses the table (AccessExclusiveLock, or it is being
+ * dropped); the new generation invalidates stale references.
+ */
+void
+fc_table_reset(FcTable *tbl)
+{
+	uint64		npages = tbl->npages;
+
+	for (uint64 p = 0; p < npages; p++)
+		fc_arena_free_page(tbl->dir[p / FC_DIR_FANOUT][p % FC_DIR_FANOUT],
+						   FC_PAGE_SLOTS);
+	for (int t = 0; t < FC_DIR_TOP; t++)
+		if (tbl->dir[t] != NULL)
+		{
+			fc_arena_free_page((char *) tbl->dir[t], FC_PAGE_DIRECTORY);
+			tbl->dir[t] = NULL;
+		}
+	fc_undo_free_table(tbl);
+	tbl->npages = 0;
+	tbl->ndir_pages = 0;
+	tbl->free_slot_head = 0;
+	tbl->nfree_slots = 0;
+	pg_atomic_write_u64(&tbl->nslots, 0);
+	SpinLockAcquire(&fc_store->lock);
+	tbl->generation = fc_store->next_generation++;
+	SpinLockRelease(&fc_store->lock);
+}
+
+void
+fc_table_drop(const RelFileNode *rnode)
+{
+	FcTableKey	key;
+	FcTable    *tbl;
+
+	fc_key_from_rnode(&key, rnode);
+	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_EXCLUSIVE);
+	tbl = hash_search(fc_tables, &key, HASH_FIND, NULL);
+	if (tbl != NULL)
+	{
+		fc_table_reset(tbl);
+		hash_search(fc_tables, &key, HASH_REMOVE, NULL);
+	}
+	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+}
+
+void
+fc_table_drop_database(Oid dbid)
+{
+	HASH_SEQ_STATUS status;
+	FcTable    *tbl;
+
+	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_EXCLUSIVE);
+	hash_seq_init(&status, fc_tables);
+	while ((tbl = hash_seq_search(&status)) != NULL)
+	{
+		if (tbl->key.dbid != dbid)
+			continue;
+		fc_table_reset(tbl);
+		hash_search(fc_tables, &tbl->key, HASH_REMOVE, NULL);
+	}
+	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+}
+
+void
+fc_table_foreach(fc_table_visitor fn, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	FcTable    *tbl;
+
+	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_SHARED);
+	hash_seq_init(&status, fc_tables);
+	while ((tbl = hash_seq_search(&status)) != NULL)
+		fn(tbl, arg);
+	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+}
+
+FcTable *
+fc_table_for_rel(Relation rel)
+{
+	FcTableRef *ref = (FcTableRef *) rel->rd_amcache;
+	FcTable    *tbl;
+
+	if (ref != NULL && ref->tbl->generation == ref->generation &&
+		RelFileNodeEquals(ref->rnode, rel->rd_node))
+		return ref->tbl;
+
+	tbl = fc_table_lookup(&rel->rd_node);
+	if (tbl == NULL)
+	{
+		/*
+		 * Storage lost with the previous server run (shared memory does not
+		 * survive a restart): start empty.  Startup recovery has already
+		 * emptied the table's indexes before letting us get here.
+		 */
+		tbl = fc_table_create(&rel->rd_node, RelationGetRelid(rel),
+							  fc_row_image_capacity(rel, NULL));
+	}
+	if (ref == NULL)
+	{
+		ref = MemoryContextAlloc(CacheMemoryContext, sizeof(FcTableRef));
+		rel->rd_amcache = ref;
+	}
+	ref->tbl = tbl;
+	ref->generation = tbl->generation;
+	ref->rnode = rel->rd_node;
+	return tbl;
+}
+
+/*
+ * Hand out a slot: a freed one first, else the next never-used one, growing
+ * the table by a page when needed.  Pages are allocated with no spinlock
+ * held (allocation can raise an error) and given back if another backend
+ * grew the table first.  The caller fills the header and publishes
+ * FC_SLOT_USED last; until then scans skip the slot.
+ */
+uint64
+fc_slot_alloc(FcTable *tbl, Oid relid)
+{
+	for (;;)
+	{
+		uint64		slotno;
+		uint64		npages;
+		char	   *data;
+		char	   *dir = NULL;
+
+		SpinLockAcquire(&tbl->alloc_lock);
+		if (tbl->free_slot_head != 0)
+		{
+			FcSlotHeader *hdr;
+
+			slotno = tbl->free_slot_head - 1;
+			hdr = fc_slot_header(tbl, slotno);
+			tbl->free_slot_head = hdr->link;
+			tbl->nfree_slots--;
+			SpinLockRelease(&tbl->alloc_lock);
+			hdr->link = 0;
+			return slotno;
+		}
+		slotno = pg_atomic_read_u64(&tbl->nslots);
+		npages = tbl->npages;
+		if (slotno < npages * tbl->slots_per_page)
+		{
+			pg_atomic_write_u64(&tbl->nslots, slotno + 1);
+			SpinLockRelease(&tbl->alloc_lock);
+			return slotno;
+		}
+		SpinLockRelease(&tbl->alloc_lock);
+
+		if (npages / FC_DIR_FANOUT >= FC_DIR_TOP)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("fastckpt table with OID %u has reached its maximum of " UINT64_FORMAT " slots",
+							relid, (uint64) FC_DIR_TOP * FC_DIR_FANOUT * tbl->slots_per_page)));
+		data = fc_arena_alloc_page(FC_PAGE_SLOTS, relid);
+		if (tbl->dir[npages / FC_DIR_FANOUT] == NULL)
+		{
+			PG_TRY();
+			{
+				dir = fc_arena_alloc_page(FC_PAGE_DIRECTORY, relid);
+			}
+			PG_CATCH();
+			{
+				fc_arena_free_page(data, FC_PAGE_SLOTS);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+		}
+
+		SpinLockAcquire(&tbl->alloc_lock);
+		if (tbl->npages == npages)
+		{
+			uint64		top = npages / FC_DIR_FANOUT;
+
+			if (tbl->dir[top] == NULL)
+			{
+				tbl->dir[top] = (char **) dir;
+				tbl->ndir_pages++;
+				dir = NULL;
+			}
+			tbl->dir[top][npages % FC_DIR_FANOUT] = data;
+			data = NULL;
+			pg_write_barrier();
+			tbl->npages = npages + 1;
+		}
+		SpinLockRelease(&tbl->alloc_lock);
+		if (data != NULL)
+			fc_arena_free_page(data, FC_PAGE_SLOTS);
+		if (dir != NULL)
+			fc_arena_free_page(dir, FC_PAGE_DIRECTORY);
+	}
+}
+
+/* Return a dead slot, whose index entries are gone, to the free list. */
+void
+fc_slot_free(FcTable *tbl, uint64 slotno)
+{
+	FcSlotHeader *hdr = fc_slot_header(tbl, slotno);
+
+	hdr->flags = 0;
+	hdr->undo = NULL;
+	hdr->xlock = InvalidTransactionId;
+	hdr->xlock_info = 0;
+	SpinLockAcquire(&tbl->alloc_lock);
+	hdr->link = tbl->free_slot_head;
+	tbl->free_slot_head = slotno + 1;
+	tbl->nfree_slots++;
+	SpinLockRelease(&tbl->alloc_lock);
+}

@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * table_store.h
+ *	  Directory of table storages keyed by (database, tablespace,
+ *	  relfilenode); slot allocation within a table.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_TABLE_STORE_H
+#define FC_TABLE_STORE_H
+
+#include "postgres.h"
+
+#include "storage/relfilenode.h"
+#include "store/slot.h"
+#include "utils/rel.h"
+
+extern FcTable *fc_table_create(const RelFileNode *rnode, Oid relid,
+								uint32 image_capacity);
+extern FcTable *fc_table_lookup(const RelFileNode *rnode);
+extern void fc_table_drop(const RelFileNode *rnode);
+extern void fc_table_drop_database(Oid dbid);
+extern void fc_table_reset(FcTable *tbl);
+
+/* Storage of an open relation; created empty if missing (after restart). */
+extern FcTable *fc_table_for_rel(Relation rel);
+
+extern uint64 fc_slot_alloc(FcTable *tbl, Oid relid);
+extern void fc_slot_free(FcTable *tbl, uint64 slotno);
+
+static inline uint64
+fc_table_nslots(FcTable *tbl)
+{
+	return pg_atomic_read_u64(&tbl->nslots);
+}
+
+static inline BlockNumber
+fc_table_nblocks(FcTable *tbl)
+{
+	return (BlockNumber) ((fc_table_nslots(tbl) + FC_SLOTS_PER_BLOCK - 1) /
+						  FC_SLOTS_PER_BLOCK);
+}
+
+/* Visit every table storage (for the stats views); fn runs under a lock. */
+typedef void (*fc_table_visitor) (FcTable *tbl, void *arg);
+extern void fc_table_foreach(fc_table_visitor fn, void *arg);
+
+#endif							/* FC_TABLE_STORE_H */

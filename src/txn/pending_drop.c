@@ -1,0 +1,106 @@
+/*-------------------------------------------------------------------------
+ *
+ * pending_drop.c
+ *	  Table storages to free when the transaction ends, like PostgreSQL's
+ *	  pending file deletes: the old storage of a TRUNCATE or rewrite and of
+ *	  a dropped table at commit, a new storage at abort.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "utils/memutils.h"
+
+#include "store/table_store.h"
+#include "txn/write_set.h"
+
+typedef struct FcPendingDrop
+{
+	RelFileNode rnode;			/* dbNode only, relNode invalid: a database */
+	bool		at_commit;
+	int			nestlevel;
+	struct FcPendingDrop *next;
+} FcPendingDrop;
+
+static FcPendingDrop *fc_pending = NULL;
+
+static void
+fc_pending_add(const RelFileNode *rnode, bool at_commit)
+{
+	FcPendingDrop *p = MemoryContextAlloc(TopMemoryContext, sizeof(FcPendingDrop));
+
+	p->rnode = *rnode;
+	p->at_commit = at_commit;
+	p->nestlevel = GetCurrentTransactionNestLevel();
+	p->next = fc_pending;
+	fc_pending = p;
+}
+
+void
+fc_pending_drop_add(const RelFileNode *rnode, bool at_commit)
+{
+	fc_pending_add(rnode, at_commit);
+}
+
+void
+fc_pending_drop_database(Oid dbid)
+{
+	RelFileNode rnode;
+
+	rnode.spcNode = InvalidOid;
+	rnode.dbNode = dbid;
+	rnode.relNode = InvalidOid;
+	fc_pending_add(&rnode, true);
+}
+
+static void
+fc_do_drop(FcPendingDrop *p)
+{
+	if (OidIsValid(p->rnode.relNode))
+		fc_table_drop(&p->rnode);
+	else
+		fc_table_drop_database(p->rnode.dbNode);
+}
+
+void
+fc_pending_drops_at_xact_end(bool commit)
+{
+	while (fc_pending != NULL)
+	{
+		FcPendingDrop *p = fc_pending;
+
+		fc_pending = p->next;
+		if (p->at_commit == commit)
+			fc_do_drop(p);
+		pfree(p);
+	}
+}
+
+void
+fc_pending_drops_at_subxact_end(bool commit, int nestlevel)
+{
+	FcPendingDrop **link = &fc_pending;
+
+	while (*link != NULL)
+	{
+		FcPendingDrop *p = *link;
+
+		if (p->nestlevel < nestlevel)
+		{
+			link = &p->next;
+			continue;
+		}
+		if (commit)
+		{
+			p->nestlevel = nestlevel - 1;
+			link = &p->next;
+			continue;
+		}
+		/* subtransaction aborted: its new storages go, its drops are void */
+		*link = p->next;
+		if (!p->at_commit)
+			fc_do_drop(p);
+		pfree(p);
+	}
+}

@@ -1,0 +1,246 @@
+/*-------------------------------------------------------------------------
+ *
+ * write_set.c
+ *	  Per-transaction write set; commit install and abort rollback.
+ *
+ * At PRE_COMMIT every written row's final image is copied into the
+ * current Ping-Pong shadow image of its slot and marked dirty (or a
+ * tombstone), under the shared install latch that the checkpoint phase
+ * swap takes exclusively.  On abort, in-place updates are rolled back from
+ * undo and other writes are marked dead, newest first, so savepoint
+ * rollback restores exactly the prior state.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "utils/memutils.h"
+
+#include "pg_fastckpt.h"
+#include "store/table_store.h"
+#include "txn/write_set.h"
+
+typedef struct FcWrite
+{
+	FcTable    *tbl;
+	uint64		generation;		/* the table's, when written */
+	uint64		slotno;
+	TransactionId xid;			/* (sub)transaction that wrote */
+	int			nestlevel;
+	FcWriteOp	op;
+} FcWrite;
+
+static FcWrite *fc_writes = NULL;
+static int	fc_nwrites = 0;
+static int	fc_writes_cap = 0;
+static bool fc_installed = false;	/* shadow images got this xact's rows */
+
+uint64
+fc_pp_phase(void)
+{
+	return fc_pp_read_phase(fc_pp_phase_ptr());
+}
+
+void
+fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid)
+{
+	FcWrite    *w;
+
+	if (fc_nwrites == fc_writes_cap)
+	{
+		int			newcap = Max(64, fc_writes_cap * 2);
+
+		if (fc_writes == NULL)
+			fc_writes = MemoryContextAlloc(TopMemoryContext, newcap * sizeof(FcWrite));
+		else
+			fc_writes = repalloc(fc_writes, newcap * sizeof(FcWrite));
+		fc_writes_cap = newcap;
+	}
+	w = &fc_writes[fc_nwrites++];
+	w->tbl = tbl;
+	w->generation = tbl->generation;
+	w->slotno = slotno;
+	w->xid = xid;
+	w->nestlevel = GetCurrentTransactionNestLevel();
+	w->op = op;
+}
+
+/* Copy a slot's committed state into the current shadow image. */
+static void
+fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
+{
+	char	   *sp = fc_slot_ptr(tbl, slotno);
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+
+	if (!(hdr->flags & FC_SLOT_USED))
+		return;
+	if ((TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ||
+		(hdr->flags & FC_XMIN_ABORTED))
+		fc_pp_install_tombstone(&hdr->marks, phase);
+	else
+		fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
+					  fc_pp_live(sp, &tbl->layout), hdr->live_len);
+}
+
+static void
+fc_write_set_install(void)
+{
+	uint64		phase;
+
+	if (fc_nwrites == 0)
+		return;
+	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
+	phase = fc_pp_phase();
+	for (int i = 0; i < fc_nwrites; i++)
+	{
+		FcWrite    *w = &fc_writes[i];
+		LWLock	   *lock;
+
+		if (w->tbl->generation != w->generation)
+			continue;			/* emptied by TRUNCATE in this transaction */
+		lock = fc_slot_lock(w->tbl, w->slotno);
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		fc_install_slot(w->tbl, w->slotno, phase);
+		LWLockRelease(lock);
+	}
+	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+	fc_installed = true;
+}
+
+/* Undo one write; the slot latch is held.  Must not fail. */
+static void
+fc_rollback_write(FcWrite *w)
+{
+	char	   *sp = fc_slot_ptr(w->tbl, w->slotno);
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+
+	switch (w->op)
+	{
+		case FC_OP_INSERT:
+			if (hdr->xmin == w->xid)
+				hdr->flags = (hdr->flags & ~FC_XMIN_HINTS) | FC_XMIN_ABORTED;
+			break;
+		case FC_OP_UPDATE:
+			if (hdr->xmin == w->xid && hdr->undo != NULL)
+			{
+				FcUndo	   *undo = hdr->undo;
+
+				memcpy(fc_pp_live(sp, &w->tbl->layout), undo->data, undo->len);
+				hdr->live_len = undo->len;
+				hdr->xmin = undo->xmin;
+				hdr->cmin = undo->cmin;
+				hdr->flags = (hdr->flags & ~FC_XMIN_HINTS) | (undo->flags & FC_XMIN_HINTS);
+				hdr->undo = undo->prev;
+				undo->flags |= FC_UNDO_DETACHED;
+			}
+			break;
+		case FC_OP_DELETE:
+			if (hdr->xmax == w->xid)
+			{
+				hdr->xmax = InvalidTransactionId;
+				hdr->flags &= ~FC_XMAX_BITS;
+				ItemPointerSetInvalid(&hdr->next_tid);
+			}
+			break;
+	}
+}
+
+/*
+ * Roll back writes made at nesting level >= nestlevel, newest first.  If
+ * the shadow images already received this transaction's rows (an error
+ * after our PRE_COMMIT callback), they get the restored committed images.
+ */
+static void
+fc_write_set_rollback(int nestlevel)
+{
+	uint64		phase = fc_pp_phase();
+
+	while (fc_nwrites > 0 && fc_writes[fc_nwrites - 1].nestlevel >= nestlevel)
+	{
+		FcWrite    *w = &fc_writes[--fc_nwrites];
+		LWLock	   *lock;
+
+		if (w->tbl->generation != w->generation)
+			continue;
+		lock = fc_slot_lock(w->tbl, w->slotno);
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		fc_rollback_write(w);
+		if (fc_installed)
+			fc_install_slot(w->tbl, w->slotno, phase);
+		LWLockRelease(lock);
+	}
+}
+
+static void
+fc_write_set_reset(void)
+{
+	fc_nwrites = 0;
+	fc_installed = false;
+	if (fc_writes_cap > 4096)
+	{
+		pfree(fc_writes);
+		fc_writes = NULL;
+		fc_writes_cap = 0;
+	}
+}
+
+static void
+fc_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			fc_write_set_install();
+			break;
+		case XACT_EVENT_COMMIT:
+			fc_write_set_reset();
+			fc_pending_drops_at_xact_end(true);
+			break;
+		case XACT_EVENT_ABORT:
+			fc_write_set_rollback(0);
+			fc_write_set_reset();
+			fc_pending_drops_at_xact_end(false);
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (fc_nwrites > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables")));
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	switch (event)
+	{
+		case SUBXACT_EVENT_COMMIT_SUB:
+			/* the parent now owns these writes */
+			for (int i = fc_nwrites - 1; i >= 0 && fc_writes[i].nestlevel >= level; i--)
+				fc_writes[i].nestlevel = level - 1;
+			fc_pending_drops_at_subxact_end(true, level);
+			break;
+		case SUBXACT_EVENT_ABORT_SUB:
+			fc_write_set_rollback(level);
+			fc_pending_drops_at_subxact_end(false, level);
+			break;
+		default:
+			break;
+	}
+}
+
+void
+fc_register_xact_callbacks(void)
+{
+	RegisterXactCallback(fc_xact_callback, NULL);
+	RegisterSubXactCallback(fc_subxact_callback, NULL);
+}
