@@ -34,8 +34,8 @@ CREATE VIEW fastckpt_stat_memory AS
 -- Per table storage (one per relfilenode, across all databases).
 CREATE FUNCTION fastckpt_stat_tables_internal(
 	OUT dbid oid,
+	OUT spcid oid,
 	OUT relfilenode oid,
-	OUT relid oid,
 	OUT n_rows bigint,
 	OUT n_dead_rows bigint,
 	OUT slots_used bigint,
@@ -52,7 +52,10 @@ LANGUAGE C STRICT VOLATILE;
 
 CREATE VIEW fastckpt_stat_tables AS
 	SELECT d.datname AS database,
-		   t.relid::regclass AS relation,
+		   CASE WHEN t.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+				THEN pg_filenode_relation(CASE WHEN t.spcid = d.dattablespace THEN 0 ELSE t.spcid END,
+										  t.relfilenode)
+		   END AS relation,
 		   t.relfilenode,
 		   t.n_rows, t.n_dead_rows,
 		   t.slots_used, t.slots_allocated,

@@ -106,6 +106,9 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 		}
 	}
 
+	/* like heap, the build owns a scan it was handed (parallel builds) */
+	if (scan != NULL)
+		table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	index_info->ii_ExpressionsState = NIL;

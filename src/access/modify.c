@@ -340,11 +340,15 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		check = FC_ROW_UPDATED;
 		conflict.xmax = hdr->xmin;
 	}
+	/* the executor re-locks the row in this mode after a conflict */
+	*lockmode = mode;
 	if (check != FC_ROW_OK)
 	{
 		if (check != FC_ROW_WAIT)
 			LWLockRelease(fc_slot_lock(tbl, slotno));
 		fc_undo_release_unused(tbl, undo);
+		bms_free(index_attrs);
+		bms_free(key_attrs);
 		fc_release_tuple_lock(rel, otid, mode, &have_tuple_lock);
 		return fc_row_check_to_tm(check, &conflict, tmfd);
 	}
@@ -405,7 +409,6 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	slot->tts_tableOid = relid;
 	if (TTS_IS_HEAPTUPLE(slot) && ((HeapTupleTableSlot *) slot)->tuple != NULL)
 		((HeapTupleTableSlot *) slot)->tuple->t_self = slot->tts_tid;
-	*lockmode = mode;
 	bms_free(index_attrs);
 	bms_free(key_attrs);
 	return TM_Ok;

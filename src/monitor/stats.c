@@ -47,8 +47,8 @@ fastckpt_stat_memory_internal(PG_FUNCTION_ARGS)
 typedef struct FcTableRow
 {
 	Oid			dbid;
+	Oid			spcid;
 	Oid			relnode;
-	Oid			relid;
 	int64		rows;
 	int64		dead_rows;
 	int64		slots_used;
@@ -89,8 +89,8 @@ fc_collect_table(FcTable *tbl, void *arg)
 	r = &out->rows[out->n++];
 	memset(r, 0, sizeof(FcTableRow));
 	r->dbid = tbl->key.dbid;
+	r->spcid = tbl->key.spcid;
 	r->relnode = tbl->key.relnode;
-	r->relid = tbl->relid;
 	for (uint64 s = 0; s < nslots; s++)
 	{
 		FcSlotHeader *hdr = fc_slot_header(tbl, s);
@@ -135,8 +135,8 @@ fastckpt_stat_tables_internal(PG_FUNCTION_ARGS)
 		bool		nulls[13] = {0};
 
 		values[0] = ObjectIdGetDatum(r->dbid);
-		values[1] = ObjectIdGetDatum(r->relnode);
-		values[2] = ObjectIdGetDatum(r->relid);
+		values[1] = ObjectIdGetDatum(r->spcid);
+		values[2] = ObjectIdGetDatum(r->relnode);
 		values[3] = Int64GetDatum(r->rows);
 		values[4] = Int64GetDatum(r->dead_rows);
 		values[5] = Int64GetDatum(r->slots_used);

@@ -249,7 +249,12 @@ fc_recovery_db_main(Datum arg)
 			Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
 
 			if (cls->relam == amoid && cls->relkind == RELKIND_RELATION)
+			{
+				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
 				relids = lappend_oid(relids, cls->oid);
+				MemoryContextSwitchTo(old);
+			}
 		}
 		table_endscan(scan);
 		table_close(classrel, AccessShareLock);

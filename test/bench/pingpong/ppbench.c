@@ -1038,7 +1038,7 @@ usage(void)
 			"  --words N             4-byte words per object (2000)\n"
 			"  --alpha A             Zipf parameter for object and word (0.5)\n"
 			"  --rates R1,R2,..      updates per second (10000..5120000 doubling)\n"
-			"  --algs A,B,..         of RAW,NS,BACOU,BAZZ,NPP,IPP,IPPSLOT (all)\n"
+			"  --algs A,B,..         of RAW,NS,BACOU,BAZZ,NPP,IPP,IPPSLOT (all) or RAW16\n"
 			"  --period-intervals N  intervals per checkpoint period (40)\n"
 			"  --interval-ms N       interval length (100)\n"
 			"  --warmup N            discarded periods per rate (1)\n"
