@@ -428,6 +428,24 @@ def main():
         w(writer_table(poff_i, pon_i, poff_s, pon_s,
                        writer_stats(read_text(os.path.join(res, "paced_on.meta.txt"))), wrates) + "\n")
 
+    ab = load_summary(res, "ablation")
+    if ab:
+        w("## 3b. Where IPP's per-update cost goes (diagnostic)\n")
+        w("RAW16 is the bare mutator writing only the AS word of IPP's 16-byte records: the same "
+          "memory footprint as IPP (800 MB instead of 200 MB, four records per cache line instead "
+          "of sixteen words), without the two extra stores. Same method as section 1, 4 KB pages.\n")
+        lines = ["| updates/s | RAW ns/update | RAW16 ns/update | IPP ns/update | IPP overhead ns/update | "
+                 "of which footprint (RAW16 - RAW) | of which the extra stores (IPP - RAW16) |",
+                 "|---:|---:|---:|---:|---:|---:|---:|"]
+        for rate in sorted({r for (_, r) in ab}):
+            upd = rate * 4.0
+            ns = {a: ab[(a, rate)]["period_ms_median"] * 1e6 / upd for a in ("RAW", "RAW16", "IPP")}
+            tot = ns["IPP"] - ns["RAW"]
+            lines.append(f"| {rate:,} | {ns['RAW']:.2f} | {ns['RAW16']:.2f} | {ns['IPP']:.2f} | {tot:.2f} | "
+                         f"{ns['RAW16'] - ns['RAW']:.2f} ({100 * (ns['RAW16'] - ns['RAW']) / tot:.0f}%) | "
+                         f"{ns['IPP'] - ns['RAW16']:.2f} ({100 * (ns['IPP'] - ns['RAW16']) / tot:.0f}%) |")
+        w("\n".join(lines) + "\n")
+
     w("## 4. The paper's claims, measured\n")
     w(claims_table(s4, "4 KB pages") + "\n")
     if st:
