@@ -56,8 +56,10 @@ typedef struct FcScanDesc
 {
 	TableScanDescData base;
 	FcTable    *tbl;
-	uint64		next_slot;		/* next slot to look at */
+	uint64		next_slot;		/* range start (parallel: next slot) */
 	uint64		end_slot;		/* first slot past the range */
+	int64		cur;			/* serial scans: slot last returned */
+	bool		started;		/* serial scans: cur is meaningful */
 	/* bitmap scans */
 	struct TBMIterateResult *tbmres;
 	int			tbm_index;

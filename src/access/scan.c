@@ -107,6 +107,7 @@ fc_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 	scan->next_slot = 0;
 	scan->end_slot = fc_table_nslots(scan->tbl);
 	scan->parallel_block_valid = false;
+	scan->started = false;
 	if (sscan->rs_parallel != NULL)
 		scan->next_slot = scan->end_slot = 0;
 }
@@ -135,17 +136,76 @@ fc_parallel_next_block(FcScanDesc *scan)
 	return true;
 }
 
+/*
+ * Serial scans keep a position (the slot last returned) so they can move
+ * either way, as cursors require; parallel scans only move forward.
+ */
+static bool
+fc_scan_serial(FcScanDesc *scan, ScanDirection direction, TupleTableSlot *slot)
+{
+	TableScanDesc sscan = &scan->base;
+	int64		lo = (int64) scan->next_slot;
+	int64		hi = (int64) scan->end_slot;
+	int64		s;
+
+	if (ScanDirectionIsNoMovement(direction))
+	{
+		/* refetch the current row, if there is one */
+		if (scan->started && scan->cur >= lo && scan->cur < hi &&
+			fc_fetch_slot_version(sscan->rs_rd, scan->tbl, (uint64) scan->cur,
+								  sscan->rs_snapshot, slot))
+			return true;
+		ExecClearTuple(slot);
+		return false;
+	}
+	if (ScanDirectionIsForward(direction))
+	{
+		for (s = scan->started ? scan->cur + 1 : lo; s < hi; s++)
+		{
+			if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, (uint64) s,
+									  sscan->rs_snapshot, slot))
+			{
+				scan->cur = s;
+				scan->started = true;
+				return true;
+			}
+		}
+		scan->cur = hi;
+	}
+	else
+	{
+		for (s = scan->started ? scan->cur - 1 : hi - 1; s >= lo; s--)
+		{
+			if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, (uint64) s,
+									  sscan->rs_snapshot, slot))
+			{
+				scan->cur = s;
+				scan->started = true;
+				return true;
+			}
+		}
+		scan->cur = lo - 1;
+	}
+	scan->started = true;
+	ExecClearTuple(slot);
+	return false;
+}
+
 bool
 fc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 					TupleTableSlot *slot)
 {
 	FcScanDesc *scan = (FcScanDesc *) sscan;
 
-	if (ScanDirectionIsBackward(direction))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backward scans are not supported for fastckpt tables")));
+	if (sscan->rs_parallel == NULL)
+	{
+		if (!fc_scan_serial(scan, direction, slot))
+			return false;
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		return true;
+	}
 
+	Assert(ScanDirectionIsForward(direction));
 	for (;;)
 	{
 		while (scan->next_slot < scan->end_slot)
@@ -159,7 +219,7 @@ fc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 				return true;
 			}
 		}
-		if (sscan->rs_parallel == NULL || !fc_parallel_next_block(scan))
+		if (!fc_parallel_next_block(scan))
 			break;
 	}
 	ExecClearTuple(slot);
@@ -182,6 +242,7 @@ fc_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid, ItemPointer maxtid
 	hi += Min((uint64) ItemPointerGetOffsetNumberNoCheck(maxtid), FC_SLOTS_PER_BLOCK);
 	scan->next_slot = lo;
 	scan->end_slot = Min(hi, nslots);
+	scan->started = false;
 }
 
 bool

@@ -36,6 +36,7 @@
  */
 #include "ppbench.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- RAW */
@@ -547,6 +548,91 @@ raw16_update(algo *a, const uint32_t *restrict idx, size_t n, uint32_t v0)
 		rec[idx[j]].as = v0 + (uint32_t) j;
 }
 
+/* -------------------------------------------------------------- IPPW */
+
+/*
+ * Diagnostic variant of IPP: the record is ordered {odd, AS, even, marks}
+ * so that AS and the current image are always adjacent, and an update
+ * writes both with one 8-byte store (at offset 0 in even phases, 4 in odd
+ * ones) plus the mark: two stores instead of three.  When updates miss the
+ * cache, each store holds a store-buffer entry until its line arrives, so
+ * fewer stores per update leave room for more misses in flight.
+ */
+typedef struct ippw_rec
+{
+	uint32_t	img0;
+	uint32_t	as;
+	uint32_t	img1;
+	uint8_t		state[2];
+	uint16_t	pad;
+} ippw_rec;
+
+static int
+ippw_init(algo *a)
+{
+	ippw_rec   *r;
+
+	a->rec = big_alloc(a, a->nwords * sizeof(ippw_rec));
+	if (!a->rec)
+		return -1;
+	r = a->rec;
+	for (size_t i = 0; i < a->nwords; i++)
+	{
+		r[i].as = r[i].img0 = r[i].img1 = initial_value(i);
+		r[i].state[0] = r[i].state[1] = FC_PP_CLEAN;
+		r[i].pad = 0;
+	}
+	a->phase = 0;
+	return pp_alloc_ckpt(a);
+}
+
+static void
+ippw_update(algo *a, const uint32_t *restrict idx, size_t n, uint32_t v0)
+{
+	uint32_t	cur = fc_pp_current_image(a->phase);
+	size_t		off = cur ? offsetof(ippw_rec, as) : offsetof(ippw_rec, img0);
+	ippw_rec   *restrict rec = a->rec;
+
+	for (size_t j = 0; j < n; j++)
+	{
+		ippw_rec   *r = &rec[idx[j]];
+		uint64_t	vv = (uint64_t) (v0 + (uint32_t) j) * 0x100000001ULL;
+
+		memcpy((char *) r + off, &vv, sizeof(vv));
+		__atomic_store_n(&r->state[cur], FC_PP_DIRTY, __ATOMIC_RELEASE);
+	}
+}
+
+static uint32_t
+ippw_read(algo *a, size_t i)
+{
+	return ((ippw_rec *) a->rec)[i].as;
+}
+
+static void
+ippw_write(algo *a, ckpt_sink *sink)
+{
+	uint32_t	prev = fc_pp_previous_image(fc_pp_read_phase(&a->phase));
+	ippw_rec   *rec = a->rec;
+
+	for (size_t k0 = 0; k0 < a->nwords; k0 += PP_CHUNK)
+	{
+		size_t		k1 = k0 + PP_CHUNK < a->nwords ? k0 + PP_CHUNK : a->nwords;
+
+		for (size_t k = k0; k < k1; k++)
+		{
+			ippw_rec   *r = &rec[k];
+
+			if (__atomic_load_n(&r->state[prev], __ATOMIC_ACQUIRE) != FC_PP_CLEAN)
+			{
+				a->ckpt[k] = prev ? r->img1 : r->img0;
+				__atomic_store_n(&r->state[prev], FC_PP_CLEAN, __ATOMIC_RELAXED);
+			}
+		}
+		sink_put(sink, a->ckpt + k0, k1 - k0);
+	}
+}
+
 /* ----------------------------------------------------------- registry */
 
 static const algo_ops raw_ops = {
@@ -589,7 +675,12 @@ const algo_ops *const all_algos[] = {
 	&ippslot_ops, NULL
 };
 
-static const algo_ops *const extra_algos[] = {&raw16_ops, NULL};
+static const algo_ops ippw_ops = {
+	"IPPW", "IPP with AS and the current image in one store (diagnostic)",
+	ippw_init, pp_prepare, ippw_update, ippw_read, ippw_write
+};
+
+static const algo_ops *const extra_algos[] = {&raw16_ops, &ippw_ops, NULL};
 
 const algo_ops *
 find_algo(const char *name)

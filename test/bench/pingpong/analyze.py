@@ -6,7 +6,9 @@ Usage: analyze.py RESULTS_DIR BENCH_DIR
 Reads, from RESULTS_DIR, the runs made by run_full.sh:
   main4k.*   writer off, simulated time, 4 KB pages (paper Figures 5, 8, 9)
   thp.*      the same with transparent huge pages (paper section 5.6)
-  paced_off.*, paced_on.*   real-time pacing, writer off / on
+  ablation.* RAW / RAW16 / IPP: where IPP's per-update cost goes
+  paced_off1, paced_on1, paced_off2, paced_on2   real-time pacing, writer
+             off / on, alternated
 and writes the PNG figures and REPORT.md into BENCH_DIR.  Every number in
 the report is computed here from those files; discussion.md (hand-written)
 is included verbatim.
@@ -24,12 +26,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 FIVE = ["NS", "BACOU", "BAZZ", "NPP", "IPP"]
-ALL = ["RAW"] + FIVE + ["IPPSLOT"]
+EXTRA = ["IPPSLOT", "IPPW"]       # the extension's layout; IPP with one store fewer
+ALL = ["RAW"] + FIVE + EXTRA
 COLORS = {"RAW": "black", "NS": "tab:red", "BACOU": "tab:orange",
           "BAZZ": "tab:green", "NPP": "tab:purple", "IPP": "tab:blue",
-          "IPPSLOT": "tab:gray"}
+          "IPPSLOT": "tab:gray", "IPPW": "tab:cyan", "RAW16": "tab:brown"}
 MARKERS = {"RAW": "", "NS": "s", "BACOU": "^", "BAZZ": "D", "NPP": "v",
-           "IPP": "o", "IPPSLOT": "x"}
+           "IPP": "o", "IPPSLOT": "x", "IPPW": "+", "RAW16": "."}
 
 
 def open_any(path):
@@ -67,8 +70,33 @@ def load_intervals(res, label):
                 tuple(int(v) for v in x[3:]))
     dt = [("round", "i8"), ("period", "i8"), ("interval", "i8"),
           ("poc", "i8"), ("deferred", "i8"), ("cpu", "f8"), ("wall", "f8"),
-          ("poc_ns", "f8")]
+          ("poc_ns", "f8"), ("faults", "i8"), ("preempted", "i8")]
     return {k: np.array(v, dtype=dt) for k, v in rows.items()}
+
+
+def load_merged(res, labels):
+    """Intervals of several single-round runs, the k-th run as round k."""
+    out = {}
+    for k, label in enumerate(labels):
+        ivs = load_intervals(res, label)
+        if ivs is None:
+            return None
+        for key, d in ivs.items():
+            d = d.copy()
+            d["round"] = k
+            out[key] = np.concatenate([out[key], d]) if key in out else d
+    return out
+
+
+def period_overhead(ivs, a, rate):
+    """Median mutator ms per period of a minus that of RAW, from intervals."""
+    def med(alg):
+        d = ivs[(alg, rate)]
+        sums = {}
+        for x in d:
+            sums[(x["round"], x["period"])] = sums.get((x["round"], x["period"]), 0.0) + x["cpu"]
+        return float(np.median(list(sums.values()))) / 1e6
+    return med(a) - med("RAW")
 
 
 def read_text(path):
@@ -99,16 +127,17 @@ def ratek(rate):
 def overhead_table(summ, rates):
     lines = ["| updates/s | RAW mutator ms/period | " +
              " | ".join(f"{a} overhead" for a in FIVE) +
-             " | IPPSLOT overhead | lowest of the five |",
-             "|---:|---:|" + "---:|" * (len(FIVE) + 2)]
+             "".join(f" | {a} overhead" for a in EXTRA if (a, rates[0]) in summ) +
+             " | lowest of the five |",
+             "|---:|---:|" + "---:|" * (len(FIVE) + 1 + sum((a, rates[0]) in summ for a in EXTRA))]
     for rate in rates:
         raw = summ[("RAW", rate)]["period_ms_median"]
-        ovh = {a: summ[(a, rate)]["overhead_ms"] for a in FIVE + ["IPPSLOT"]}
+        ovh = {a: summ[(a, rate)]["overhead_ms"] for a in FIVE + EXTRA if (a, rate) in summ}
         best = min(FIVE, key=lambda a: ovh[a])
         cells = [f"**{fmt(ovh[a])}**" if a == best else fmt(ovh[a])
                  for a in FIVE]
         lines.append(f"| {rate:,} | {fmt(raw)} | " + " | ".join(cells) +
-                     f" | {fmt(ovh['IPPSLOT'])} | {best} |")
+                     "".join(f" | {fmt(ovh[a])}" for a in EXTRA if a in ovh) + f" | {best} |")
     return "\n".join(lines)
 
 
@@ -116,7 +145,7 @@ def plot_fig5(panels, path):
     fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.6),
                              squeeze=False)
     for ax, (title, summ, rates) in zip(axes[0], panels):
-        for a in FIVE + ["IPPSLOT"]:
+        for a in [x for x in FIVE + EXTRA if (x, rates[0]) in summ]:
             raw = np.array([summ[("RAW", r)]["period_ms_median"] for r in rates])
             y = np.array([summ[(a, r)]["overhead_ms"] for r in rates])
             lo = np.array([summ[(a, r)]["period_ms_p25"] for r in rates]) - raw
@@ -124,8 +153,8 @@ def plot_fig5(panels, path):
             yerr = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
             ax.errorbar(rates, np.clip(y, 1e-3, None), yerr=yerr, label=a,
                         color=COLORS[a], marker=MARKERS[a], capsize=2,
-                        linestyle="--" if a == "IPPSLOT" else "-",
-                        linewidth=1.0 if a == "IPPSLOT" else 1.6)
+                        linestyle="--" if a in EXTRA else "-",
+                        linewidth=1.0 if a in EXTRA else 1.6)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("updates per second")
@@ -157,6 +186,11 @@ def interval_stats(ivs, rate):
         st["max_over_median"] = st["max"] / st["median"]
         poc = d["poc_ns"][d["poc"] == 1] / 1e6
         st["poc_median"] = float(np.median(poc)) if len(poc) else float("nan")
+        st["within_1_2"] = float(np.mean(cpu <= 1.2 * st["median"]))
+        st["disturbed"] = int(np.sum((d["faults"] > 0) | (d["preempted"] > 0)))
+        out_iv = cpu > 1.2 * st["median"]
+        st["outliers"] = int(out_iv.sum())
+        st["outliers_disturbed"] = int(np.sum(out_iv & ((d["faults"] > 0) | (d["preempted"] > 0))))
         # de-noised: median over rounds at each (period, interval) position
         pos = {}
         for x in d:
@@ -173,7 +207,7 @@ def interval_stats(ivs, rate):
     raw = ivs.get(("RAW", rate))
     if raw is not None:
         rawmap = {(x["round"], x["period"], x["interval"]): x["cpu"] for x in raw}
-        for a in FIVE + ["IPPSLOT"]:
+        for a in FIVE + EXTRA:
             d = ivs.get((a, rate))
             if d is None:
                 continue
@@ -189,8 +223,8 @@ def interval_stats(ivs, rate):
 def latency_table(stats):
     lines = ["| algorithm | median ms | p99 ms | max ms | max / median | "
              "max / median, per-position median of rounds | worst round max / median | "
-             "extra over RAW: median ms | extra max ms | PoC work ms (median) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "intervals within 1.2x median | extra over RAW: median ms | extra max ms | PoC work ms (median) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for a in ALL:
         if a not in stats:
             continue
@@ -198,7 +232,7 @@ def latency_table(stats):
         lines.append(
             f"| {a} | {fmt(s['median'], 3)} | {fmt(s['p99'], 3)} | {fmt(s['max'], 3)} | "
             f"{fmt(s['max_over_median'])} | {fmt(s['posmed_max_over_median'])} | "
-            f"{fmt(s['worst_round_max_over_median'])} | "
+            f"{fmt(s['worst_round_max_over_median'])} | {100 * s['within_1_2']:.1f}% | "
             f"{fmt(s.get('extra_median'), 3) if a != 'RAW' else '-'} | "
             f"{fmt(s.get('extra_max'), 3) if a != 'RAW' else '-'} | "
             f"{fmt(s['poc_median'], 3)} |")
@@ -215,8 +249,8 @@ def plot_latency(ivs, rate, path, title, nperiods=3, round_=0):
         d = np.sort(d, order=["period", "interval"])
         x = np.arange(len(d))
         ax.plot(x, d["cpu"] / 1e6, label=a, color=COLORS[a],
-                linestyle=":" if a in ("RAW", "IPPSLOT") else "-",
-                linewidth=1.0 if a in ("RAW", "IPPSLOT") else 1.5)
+                linestyle=":" if a in ["RAW"] + EXTRA else "-",
+                linewidth=1.0 if a in ["RAW"] + EXTRA else 1.5)
     ax.set_yscale("log")
     ax.set_xlabel("0.1 s interval (simulated time); a checkpoint starts every 40")
     ax.set_ylabel("mutator CPU time per interval (ms)")
@@ -232,16 +266,21 @@ def plot_latency(ivs, rate, path, title, nperiods=3, round_=0):
 
 
 def writer_stats(meta):
+    """{alg: [checkpoints, total ms, max ms]} over all writer-on runs."""
     out = {}
     for m in re.finditer(r"# writer (\S+)\s+round \d+: (\d+) checkpoints, mean ([\d.]+) ms, "
                          r"max ([\d.]+) ms", meta):
-        out[m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)))
+        n, mean, mx = int(m.group(2)), float(m.group(3)), float(m.group(4))
+        o = out.setdefault(m.group(1), [0, 0.0, 0.0])
+        o[0] += n
+        o[1] += n * mean
+        o[2] = max(o[2], mx)
     return out
 
 
-def writer_table(off_iv, on_iv, off_s, on_s, wst, rates):
+def writer_table(off_iv, on_iv, wst, rates):
     lines = ["| updates/s | algorithm | writer off: median ms/interval | writer on: median | change | "
-             "writer off: max | writer on: max | overhead ms/period off | on | "
+             "writer off: max | writer on: max | overhead ms/period, off | on | "
              "checkpoints written | writer pass mean / max ms | deferred PoCs |",
              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for rate in rates:
@@ -252,12 +291,14 @@ def writer_table(off_iv, on_iv, off_s, on_s, wst, rates):
             n = on_iv[(a, rate)]["cpu"] / 1e6
             mo, mn = np.median(f), np.median(n)
             w = wst.get(a)
+            d = on_iv[(a, rate)]
+            deferred = int(np.sum((d["interval"] == 0) & (d["deferred"] == 1)))
             lines.append(
                 f"| {rate:,} | {a} | {fmt(mo, 3)} | {fmt(mn, 3)} | {100 * (mn / mo - 1):+.0f}% | "
                 f"{fmt(f.max(), 3)} | {fmt(n.max(), 3)} | "
-                f"{fmt(off_s[(a, rate)]['overhead_ms'])} | {fmt(on_s[(a, rate)]['overhead_ms'])} | "
-                f"{w[0] if w else '-'} | {(fmt(w[1]) + ' / ' + fmt(w[2])) if w else '-'} | "
-                f"{int(on_s[(a, rate)]['deferred_pocs'])} |")
+                f"{fmt(period_overhead(off_iv, a, rate))} | {fmt(period_overhead(on_iv, a, rate))} | "
+                f"{w[0] if w else '-'} | {(fmt(w[1] / w[0]) + ' / ' + fmt(w[2])) if w else '-'} | "
+                f"{deferred if a != 'RAW' else '-'} |")
     return "\n".join(lines)
 
 
@@ -317,8 +358,8 @@ def main():
     s4 = load_summary(res, "main4k")
     i4 = load_intervals(res, "main4k")
     st = load_summary(res, "thp")
-    poff_s, pon_s = load_summary(res, "paced_off"), load_summary(res, "paced_on")
-    poff_i, pon_i = load_intervals(res, "paced_off"), load_intervals(res, "paced_on")
+    poff_i = load_merged(res, ["paced_off1", "paced_off2"])
+    pon_i = load_merged(res, ["paced_on1", "paced_on2"])
     rates = sorted({r for (_, r) in s4})
 
     panels = [("4 KB pages (paper sections 5.3)", s4, rates)]
@@ -339,7 +380,7 @@ def main():
         for rate in (320000, 1280000):
             if ("IPP", rate) in it:
                 lat_thp[rate] = interval_stats(it, rate)
-    wrates = sorted({r for (_, r) in poff_s}) if poff_s and pon_s else []
+    wrates = sorted({r for (_, r) in poff_i}) if poff_i and pon_i else []
     if wrates:
         plot_writer(poff_i, pon_i, wrates, os.path.join(bench, "fig_writer.png"))
 
@@ -377,18 +418,20 @@ def main():
         w(overhead_table(st, sorted({r for (_, r) in st})) + "\n")
         w("Cut of the overhead by huge pages (1 - THP / 4 KB), paper Figure 14 reports ~80% for "
           "IPP and 40-60% for BAZZ, little for NS and BACOU:\n")
-        lines = ["| updates/s | " + " | ".join(FIVE + ["IPPSLOT"]) + " |",
-                 "|---:|" + "---:|" * (len(FIVE) + 1)]
+        cols = [a for a in FIVE + EXTRA if (a, rates[0]) in st and (a, rates[0]) in s4]
+        lines = ["| updates/s | " + " | ".join(cols) + " |",
+                 "|---:|" + "---:|" * len(cols)]
         for rate in rates:
             if (FIVE[0], rate) in st:
                 lines.append(f"| {rate:,} | " + " | ".join(
                     f"{100 * (1 - st[(a, rate)]['overhead_ms'] / s4[(a, rate)]['overhead_ms']):.0f}%"
-                    for a in FIVE + ["IPPSLOT"]) + " |")
+                    for a in cols) + " |")
         w("\n".join(lines) + "\n")
     w("Per-update view (overhead in ns per update, and relative to RAW; the paper's IPP is "
       "43% above the raw mutator, NPP 258%):\n")
-    lines = ["| updates/s | pages | " + " | ".join(FIVE + ["IPPSLOT"]) + " |",
-             "|---:|---|" + "---:|" * (len(FIVE) + 1)]
+    cols = [a for a in FIVE + EXTRA if (a, rates[0]) in s4]
+    lines = ["| updates/s | pages | " + " | ".join(cols) + " |",
+             "|---:|---|" + "---:|" * len(cols)]
     for summ, pg in ((s4, "4 KB"), (st, "THP")):
         if not summ:
             continue
@@ -396,7 +439,7 @@ def main():
             if ("IPP", rate) in summ:
                 lines.append(f"| {rate:,} | {pg} | " + " | ".join(
                     f"{summ[(a, rate)]['overhead_ns_per_update']:.1f} ns ({summ[(a, rate)]['overhead_pct']:.0f}%)"
-                    for a in FIVE + ["IPPSLOT"]) + " |")
+                    for a in cols) + " |")
     w("\n".join(lines) + "\n")
 
     w("## 2. Overhead over time, per 0.1 s interval (paper Figures 8 and 9)\n")
@@ -421,29 +464,36 @@ def main():
         w("## 3. The asynchronous writer on versus off\n")
         w("Real-time pacing (each 0.1 s interval starts 0.1 s after the previous; the mutator does "
           "its updates then sleeps), mutator pinned to CPU 0 and writer to CPU 1, 4 KB pages. The "
-          "writer-off run is paced identically, so the only difference is the writer. "
+          "writer-off runs are paced identically, so the only difference is the writer; the runs "
+          "alternate (off, on, off, on) and each column pools the two runs of its kind. "
           "Pacing itself raises the per-update cost over section 1 (caches and TLB go cold while "
           "the mutator sleeps), so compare these two columns with each other, not with section 1.\n")
         w("![writer](fig_writer.png)\n")
-        w(writer_table(poff_i, pon_i, poff_s, pon_s,
-                       writer_stats(read_text(os.path.join(res, "paced_on.meta.txt"))), wrates) + "\n")
+        w(writer_table(poff_i, pon_i, writer_stats(
+            read_text(os.path.join(res, "paced_on1.meta.txt")) +
+            read_text(os.path.join(res, "paced_on2.meta.txt"))), wrates) + "\n")
 
     ab = load_summary(res, "ablation")
     if ab:
         w("## 3b. Where IPP's per-update cost goes (diagnostic)\n")
         w("RAW16 is the bare mutator writing only the AS word of IPP's 16-byte records: the same "
           "memory footprint as IPP (800 MB instead of 200 MB, four records per cache line instead "
-          "of sixteen words), without the two extra stores. Same method as section 1, 4 KB pages.\n")
+          "of sixteen words), without the two extra stores. IPPW is IPP with its record reordered "
+          "{odd, AS, even, marks} so that AS and the current image are adjacent and written by one "
+          "8-byte store: two stores per update instead of three (not in the paper; checked by "
+          "`--verify` like the others). Same method as section 1, 4 KB pages.\n")
         lines = ["| updates/s | RAW ns/update | RAW16 ns/update | IPP ns/update | IPP overhead ns/update | "
-                 "of which footprint (RAW16 - RAW) | of which the extra stores (IPP - RAW16) |",
-                 "|---:|---:|---:|---:|---:|---:|---:|"]
+                 "of which footprint (RAW16 - RAW) | of which the extra stores (IPP - RAW16) | "
+                 "IPPW ns/update | IPPW overhead ns/update |",
+                 "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for rate in sorted({r for (_, r) in ab}):
             upd = rate * 4.0
-            ns = {a: ab[(a, rate)]["period_ms_median"] * 1e6 / upd for a in ("RAW", "RAW16", "IPP")}
+            ns = {a: ab[(a, rate)]["period_ms_median"] * 1e6 / upd for a in ("RAW", "RAW16", "IPP", "IPPW")}
             tot = ns["IPP"] - ns["RAW"]
             lines.append(f"| {rate:,} | {ns['RAW']:.2f} | {ns['RAW16']:.2f} | {ns['IPP']:.2f} | {tot:.2f} | "
                          f"{ns['RAW16'] - ns['RAW']:.2f} ({100 * (ns['RAW16'] - ns['RAW']) / tot:.0f}%) | "
-                         f"{ns['IPP'] - ns['RAW16']:.2f} ({100 * (ns['IPP'] - ns['RAW16']) / tot:.0f}%) |")
+                         f"{ns['IPP'] - ns['RAW16']:.2f} ({100 * (ns['IPP'] - ns['RAW16']) / tot:.0f}%) | "
+                         f"{ns['IPPW']:.2f} | {ns['IPPW'] - ns['RAW']:.2f} |")
         w("\n".join(lines) + "\n")
 
     w("## 4. The paper's claims, measured\n")
@@ -477,18 +527,26 @@ def main():
                for r in rr if min(FIVE, key=lambda a: summ[(a, r)]["overhead_ms"]) != "IPP"]
         items.append(f"| IPP lowest of the five from 10K to 1.28M updates/s ({pg}) | "
                      f"{'met' if lowest else 'not met: ' + ', '.join(bad)} |")
+        if ("IPPW", rr[0]) in summ:
+            badw = [ratek(r) for r in rr if min(FIVE[:-1] + ["IPPW"], key=lambda a: summ[(a, r)]["overhead_ms"]) != "IPPW"]
+            items.append(f"| (IPPW, IPP with one store fewer, in place of IPP) lowest from 10K to 1.28M ({pg}) | "
+                         f"{'met' if not badw else 'not met: ' + ', '.join(badw)}; at 1.28M IPPW "
+                         f"{fmt(summ[('IPPW', 1280000)]['overhead_ms'])} vs NS {fmt(summ[('NS', 1280000)]['overhead_ms'])} ms/period |")
         r80 = ratio(summ, 80000, "NS")
         items.append(f"| IPP at least 5x below NS at 80K ({pg}) | {r80:.1f}x: "
                      f"{'met' if r80 >= 5 else 'not met'} |")
         for rate in (320000, 1280000):
             if rate in lt:
                 s = lt[rate]["IPP"]
+                rw = lt[rate]["RAW"]
                 items.append(
                     f"| IPP per-interval max <= 1.2x median at {ratek(rate)} ({pg}) | "
-                    f"all intervals pooled {s['max_over_median']:.2f}x, per-position median of rounds "
+                    f"all intervals pooled {s['max_over_median']:.2f}x "
+                    f"({100 * s['within_1_2']:.1f}% of intervals within 1.2x), per-position median of rounds "
                     f"{s['posmed_max_over_median']:.2f}x, worst single round "
-                    f"{s['worst_round_max_over_median']:.2f}x: "
-                    f"{'met' if s['max_over_median'] <= 1.2 else ('met de-noised only' if s['posmed_max_over_median'] <= 1.2 else 'not met')} |")
+                    f"{s['worst_round_max_over_median']:.2f}x; noise floor, RAW on the same intervals: "
+                    f"{rw['max_over_median']:.2f}x pooled, {rw['posmed_max_over_median']:.2f}x per-position: "
+                    f"{'met' if s['max_over_median'] <= 1.2 else ('met on the de-noised series' if s['posmed_max_over_median'] <= 1.2 else 'not met')} |")
                 n = lt[rate]["NS"]
                 items.append(f"| NS shows its copy spikes at {ratek(rate)} ({pg}) | max interval "
                              f"{fmt(n['max'])} ms vs median {fmt(n['median'], 3)} ms "

@@ -5,17 +5,17 @@
 #
 # Knobs (environment), for quicker trial runs; REPORT.md records the
 # commands actually run:
-#   ROUNDS (3), PERIODS (10)       main sweeps: repetitions, measured periods
-#   PACED_PERIODS (3)              writer on/off runs: measured periods
+#   ROUNDS (5), PERIODS (6)        main sweeps: repetitions, measured periods
+#   PACED_PERIODS (2)              writer on/off runs: measured periods
 #   PPB_EXTRA, PACED_EXTRA         extra ppbench arguments
 #   SINK_DIR (/dev/shm)            where the writer's checkpoint files go
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 RES=$HERE/results
-ROUNDS=${ROUNDS:-3}
-PERIODS=${PERIODS:-10}
-PACED_PERIODS=${PACED_PERIODS:-3}
+ROUNDS=${ROUNDS:-5}
+PERIODS=${PERIODS:-6}
+PACED_PERIODS=${PACED_PERIODS:-2}
 PPB_EXTRA=${PPB_EXTRA:-}
 PACED_EXTRA=${PACED_EXTRA:-}
 SINK_DIR=${SINK_DIR:-/dev/shm}
@@ -71,18 +71,24 @@ run() {							# run LABEL ARGS...: one ppbench invocation
 start=$(date +%s)
 # 1. paper Figures 5, 8, 9: writer off, simulated time, 4 KB pages
 # shellcheck disable=SC2086
-run main4k --pages 4k --rounds "$ROUNDS" --warmup 1 --periods "$PERIODS" $PPB_EXTRA
+run main4k --pages 4k --algs RAW,NS,BACOU,BAZZ,NPP,IPP,IPPSLOT,IPPW --rounds "$ROUNDS" --warmup 1 --periods "$PERIODS" $PPB_EXTRA
 # 2. paper section 5.6: large pages, where the kernel offers THP
 if ! grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
 	# shellcheck disable=SC2086
-	run thp --pages thp --rounds "$ROUNDS" --warmup 1 --periods "$PERIODS" $PPB_EXTRA
+	run thp --pages thp --algs RAW,NS,BACOU,BAZZ,NPP,IPP,IPPSLOT,IPPW --rounds "$ROUNDS" --warmup 1 --periods "$PERIODS" $PPB_EXTRA
 fi
-# 3. the asynchronous writer off and on, in real time
-PACED="--paced --pin 0,1 --rates 320000,1280000 --algs RAW,NS,BACOU,BAZZ,NPP,IPP --rounds 1 --warmup 1 --periods $PACED_PERIODS"
+# 3. what IPP's per-update cost is made of (diagnostic)
 # shellcheck disable=SC2086
-run paced_off $PACED $PPB_EXTRA $PACED_EXTRA
-# shellcheck disable=SC2086
-run paced_on $PACED --writer --sink "$SINK_DIR" $PPB_EXTRA $PACED_EXTRA
+run ablation --pages 4k --algs RAW,RAW16,IPP,IPPW --rates 80000,320000,1280000 --rounds "$ROUNDS" --warmup 1 --periods "$PERIODS" $PPB_EXTRA
+# 4. the asynchronous writer off and on, in real time; alternated twice so
+#    that a slow spell of the (shared) machine cannot pose as the writer
+PACED="--paced --pin 0,1 --rates 320000,1280000 --algs RAW,NS,BACOU,BAZZ,IPP --rounds 1 --warmup 1 --periods $PACED_PERIODS"
+for k in 1 2; do
+	# shellcheck disable=SC2086
+	run paced_off$k $PACED $PPB_EXTRA $PACED_EXTRA
+	# shellcheck disable=SC2086
+	run paced_on$k $PACED --writer --sink "$SINK_DIR" $PPB_EXTRA $PACED_EXTRA
+done
 echo "total wall time of the runs: $(($(date +%s) - start)) s" >>"$RES/machine.txt"
 echo "(commands run from the repository root; driver: test/bench/pingpong/run_full.sh)" >>"$RES/commands.txt"
 

@@ -1,0 +1,175 @@
+"""TPC-B on heap (sync/async commit), UNLOGGED heap and fastckpt, one cluster.
+
+Run by tpcb_compare.sh as the unprivileged user.  Every configuration runs
+in its own database of one cluster, so all share one machine state; with
+--rounds > 1 the configurations are interleaved round by round.
+"""
+import argparse
+import csv
+import glob
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+
+CONFIGS = [
+    # name, label, pgbench -i extra args, database settings, PGOPTIONS at init
+    ("heap_sync", "heap, synchronous_commit=on", [], {"synchronous_commit": "on"}, ""),
+    ("heap_async", "heap, synchronous_commit=off", [], {"synchronous_commit": "off"}, ""),
+    ("heap_unlogged", "UNLOGGED heap", ["--unlogged-tables"], {"synchronous_commit": "on"}, ""),
+    ("fastckpt", "fastckpt (not yet durable)", [], {"synchronous_commit": "on"},
+     "-c default_table_access_method=fastckpt"),
+]
+
+SCRIPTS = [("standard", "pgbench built-in TPC-B", []),
+           ("procedure", "PL/pgSQL TPC-B function", None)]
+
+
+def run(cmd, env=None, check=True, capture=True):
+    res = subprocess.run(cmd, env=env, check=False, text=True,
+                         stdout=subprocess.PIPE if capture else None,
+                         stderr=subprocess.STDOUT if capture else None)
+    if check and res.returncode != 0:
+        raise SystemExit(f"command failed: {' '.join(cmd)}\n{res.stdout}")
+    return res.stdout or ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--base", required=True)
+    ap.add_argument("--benchdir", required=True)
+    ap.add_argument("--seconds", type=int, default=60)
+    ap.add_argument("--scale", type=int, default=10)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=1)
+    a = ap.parse_args()
+
+    b = lambda p: os.path.join(a.bindir, p)
+    data = os.path.join(a.base, "data")
+    out = os.path.join(a.base, "out")
+    sock = a.base
+    port = "55498"
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    if os.path.exists(os.path.join(data, "postmaster.pid")):
+        run([b("pg_ctl"), "-D", data, "-m", "immediate", "stop"], check=False)
+    shutil.rmtree(data, ignore_errors=True)
+    run([b("initdb"), "-D", data, "-A", "trust", "--no-sync"])
+    mem_mb = a.scale * 150 + 512
+    with open(os.path.join(data, "postgresql.conf"), "a") as f:
+        f.write(f"""
+shared_preload_libraries = 'pg_fastckpt'
+pg_fastckpt.memory_limit = '{mem_mb}MB'
+port = {port}
+unix_socket_directories = '{sock}'
+listen_addresses = ''
+max_connections = 50
+shared_buffers = '1GB'
+max_wal_size = '8GB'
+checkpoint_timeout = '30min'
+""")
+    log = os.path.join(a.base, "server.log")
+    run([b("pg_ctl"), "-D", data, "-l", log, "-w", "start"])
+    conn = ["-h", sock, "-p", port]
+    psql = lambda db, sql: run([b("psql"), "-X", "-Atq", *conn, "-d", db, "-c", sql]).strip()
+
+    proc_setup = os.path.join(a.benchdir, "tpcb_proc_setup.sql")
+    proc_script = os.path.join(a.benchdir, "tpcb_proc.sql")
+    for name, _, init_args, settings, pgoptions in CONFIGS:
+        run([b("createdb"), *conn, name])
+        psql(name, "CREATE EXTENSION IF NOT EXISTS pg_fastckpt")
+        for k, v in settings.items():
+            psql("postgres", f"ALTER DATABASE {name} SET {k} = '{v}'")
+        env = dict(os.environ, PGOPTIONS=pgoptions)
+        run([b("pgbench"), *conn, "-i", "-q", "-s", str(a.scale), *init_args, name], env=env)
+        run([b("psql"), "-X", "-q", *conn, "-d", name, "-f", proc_setup])
+    psql("postgres", "CHECKPOINT")
+
+    results = []
+    for rnd in range(a.rounds):
+        for script, _, _ in SCRIPTS:
+            for name, label, _, _, _ in CONFIGS:
+                prefix = os.path.join(out, f"{name}_{script}_{rnd}")
+                extra = ["-f", proc_script] if script == "procedure" else []
+                wal0 = psql(name, "SELECT wal_sync FROM pg_stat_wal")
+                res = run([b("pgbench"), *conn, "-n", "-c", str(a.clients), "-j", str(a.jobs),
+                           "-T", str(a.seconds), "-s", str(a.scale), "-l",
+                           "--log-prefix", prefix, *extra, name])
+                wal1 = psql(name, "SELECT wal_sync FROM pg_stat_wal")
+                tps = float(re.search(r"tps = ([\d.]+)", res).group(1))
+                n = int(re.search(r"actually processed: (\d+)", res).group(1))
+                failed = int(re.search(r"failed transactions: (\d+)", res).group(1))
+                lat = []
+                for fn in glob.glob(prefix + ".*"):
+                    with open(fn) as f:
+                        lat.extend(int(line.split()[2]) for line in f)
+                    os.remove(fn)
+                lat.sort()
+                pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] / 1000.0
+                results.append(dict(round=rnd, script=script, config=name, label=label,
+                                    tps=tps, transactions=n, failed=failed,
+                                    lat_avg_ms=sum(lat) / len(lat) / 1000.0,
+                                    lat_p50_ms=pct(0.50), lat_p99_ms=pct(0.99),
+                                    wal_syncs_per_txn=(int(wal1) - int(wal0)) / max(n, 1)))
+                print(f"{script:9} {name:14} {tps:9.0f} tps  p99 {pct(0.99):6.2f} ms", flush=True)
+                time.sleep(2)
+        psql("postgres", "CHECKPOINT")
+
+    # sanity: balances agree in every database after all runs
+    checks = {}
+    for name, *_ in CONFIGS:
+        checks[name] = psql(name, "SELECT (SELECT sum(abalance) FROM pgbench_accounts) = "
+                                  "(SELECT sum(bbalance) FROM pgbench_branches)")
+    run([b("pg_ctl"), "-D", data, "-m", "fast", "stop"])
+
+    with open(os.path.join(out, "tpcb_results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(results[0].keys()))
+        w.writeheader()
+        w.writerows(results)
+
+    def med(script, config, key):
+        vals = sorted(r[key] for r in results if r["script"] == script and r["config"] == config)
+        return vals[len(vals) // 2]
+
+    cpu = ""
+    try:
+        cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")][0]
+    except Exception:
+        pass
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} cores ({cpu}), "
+        f"{platform.system()} {platform.release()}, PostgreSQL "
+        + run([b("postgres"), "--version"]).split()[-1] + ".",
+        "",
+        f"Command: `bash test/bench/tpcb_compare.sh --seconds {a.seconds} --scale {a.scale} "
+        f"--clients {a.clients} --rounds {a.rounds}`; pgbench -c {a.clients} -j {a.jobs} "
+        f"-T {a.seconds}, scale {a.scale}, one cluster (shared_buffers 1GB, max_wal_size 8GB), "
+        "one database per configuration. Medians over rounds.",
+        "",
+    ]
+    for script, title, _ in SCRIPTS:
+        unl = med(script, "heap_unlogged", "tps")
+        syn = med(script, "heap_sync", "tps")
+        lines += [f"**{title}**", "",
+                  "| configuration | tps | avg latency ms | p99 latency ms | vs UNLOGGED | vs heap sync | WAL fsyncs/txn |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for name, label, *_ in CONFIGS:
+            t = med(script, name, "tps")
+            lines.append(f"| {label} | {t:,.0f} | {med(script, name, 'lat_avg_ms'):.2f} | "
+                         f"{med(script, name, 'lat_p99_ms'):.2f} | {t / unl:.2f}x | {t / syn:.2f}x | "
+                         f"{med(script, name, 'wal_syncs_per_txn'):.2f} |")
+        lines.append("")
+    bad = [k for k, v in checks.items() if v != "t"]
+    lines.append("Balance check after the runs (sum(abalance) = sum(bbalance)): "
+                 + ("passed in every database." if not bad else f"FAILED in {', '.join(bad)}."))
+    with open(os.path.join(out, "tpcb_results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
