@@ -34,7 +34,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 
 REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
-	analyze_vacuum errors stats
+	analyze_vacuum errors stats memory_formula
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \

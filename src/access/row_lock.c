@@ -383,6 +383,15 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	ItemPointerData cur = *tid;
 	TM_Result	result;
 
+	/*
+	 * With in-place updates a TID names the row, not one version.  Under
+	 * READ COMMITTED a lock is always on the latest version (heap callers
+	 * either ask for that, or found the TID with a dirty snapshot, as ON
+	 * CONFLICT does); only transaction-snapshot isolation must report a
+	 * version newer than the snapshot as a concurrent update.
+	 */
+	bool		latest = follow || !IsolationUsesXactSnapshot();
+
 	tmfd->traversed = false;
 	fc_check_serializable(rel);
 	MultiXactIdSetOldestMember();
@@ -409,7 +418,7 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		hdr = (FcSlotHeader *) sp;
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
-		check = fc_check_row(hdr, slotno, cid, snapshot, mode, true, follow, &conflict);
+		check = fc_check_row(hdr, slotno, cid, snapshot, mode, true, latest, &conflict);
 		if (check == FC_ROW_OK)
 		{
 			FcVisible	v;
@@ -418,7 +427,7 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			if (fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), SnapshotAny, &v))
 				fc_store_version(slot, rel, slotno, &v);
 			LWLockRelease(lock);
-			if (conflict.traversed)
+			if (conflict.traversed && follow)
 				tmfd->traversed = true;
 			result = TM_Ok;
 			break;
