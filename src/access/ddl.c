@@ -21,6 +21,7 @@
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
 #include "storage/smgr.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -144,9 +145,14 @@ fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 {
 	FcTable    *src = fc_table_for_rel(OldTable);
 	FcTable    *dst = fc_table_for_rel(NewTable);
-	Oid			relid = RelationGetRelid(NewTable);
 	uint64		nslots = fc_table_nslots(src);
-	TupleTableSlot *slot = table_slot_create(NewTable, NULL);
+	TupleDesc	newdesc = RelationGetDescr(NewTable);
+	TupleTableSlot *oldslot = table_slot_create(OldTable, NULL);
+	TupleTableSlot *newslot = MakeSingleTupleTableSlot(newdesc, &TTSOpsVirtual);
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext,
+												 "fastckpt rewrite row",
+												 ALLOCSET_DEFAULT_SIZES);
+	MemoryContext oldcxt;
 
 	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
 	for (uint64 s = 0; s < nslots; s++)
@@ -181,25 +187,39 @@ fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 			continue;
 		}
 
-		/* re-form through the new descriptor's slot size checks */
-		tuple = palloc(HEAPTUPLESIZE + v.len);
-		tuple->t_data = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
-		memcpy(tuple->t_data, v.data, v.len);
-		tuple->t_len = v.len;
-		if (tuple->t_len > dst->layout.image_capacity)
+		/*
+		 * Re-form the row through the new descriptor, as heap's rewrite
+		 * does: values of columns added without a rewrite get materialized
+		 * (the new table has no "missing" defaults), dropped columns become
+		 * NULL, and the new slot size applies.
+		 */
+		oldcxt = MemoryContextSwitchTo(rowcxt);
+		fc_store_version(oldslot, OldTable, s, &v);
+		slot_getallattrs(oldslot);
+		ExecClearTuple(newslot);
+		for (int i = 0; i < newdesc->natts; i++)
 		{
-			fc_store_version(slot, OldTable, s, &v);
-			tuple = fc_form_image(NewTable, dst, slot);
+			bool		dropped = TupleDescAttr(newdesc, i)->attisdropped;
+
+			newslot->tts_isnull[i] = dropped || oldslot->tts_isnull[i];
+			newslot->tts_values[i] = newslot->tts_isnull[i] ? (Datum) 0 :
+				oldslot->tts_values[i];
 		}
+		ExecStoreVirtualTuple(newslot);
+		tuple = fc_form_image(NewTable, dst, newslot);
 		d = fc_insert_row(NewTable, dst, tuple, v.xmin, v.cmin, 0, 0);
+		MemoryContextSwitchTo(oldcxt);
+		ExecClearTuple(newslot);
+		MemoryContextReset(rowcxt);
 		dhdr = fc_slot_header(dst, d);
 		if (fc_xmin_committed(v.xmin, &v_flags))
 			dhdr->flags |= TransactionIdPrecedes(v.xmin, *xid_cutoff) ?
 				FC_XMIN_FROZEN : FC_XMIN_COMMITTED;
 		*num_tuples += 1;
 	}
-	(void) relid;
-	ExecDropSingleTupleTableSlot(slot);
+	ExecDropSingleTupleTableSlot(oldslot);
+	ExecDropSingleTupleTableSlot(newslot);
+	MemoryContextDelete(rowcxt);
 }
 
 uint64
