@@ -219,6 +219,19 @@ fc_lock_for_write(Relation rel, FcTable *tbl, uint64 slotno, ItemPointer tid,
 	}
 }
 
+/* The slot a TID the executor hands us names; it must exist. */
+static uint64
+fc_slot_of_tid(Relation rel, FcTable *tbl, ItemPointer tid)
+{
+	uint64		slotno;
+
+	if (!fc_tid_in_range(tbl, tid, &slotno))
+		elog(ERROR, "invalid TID (%u,%u) in fastckpt table \"%s\"",
+			 ItemPointerGetBlockNumberNoCheck(tid),
+			 ItemPointerGetOffsetNumberNoCheck(tid), RelationGetRelationName(rel));
+	return slotno;
+}
+
 /* RI checks in REPEATABLE READ pass a crosscheck snapshot. */
 static bool
 fc_crosscheck_fails(FcSlotHeader *hdr, Snapshot crosscheck)
@@ -240,10 +253,7 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 	uint64		slotno;
 	FcSlotHeader *hdr;
 
-	if (!fc_tid_in_range(tbl, tid, &slotno))
-		elog(ERROR, "invalid TID (%u,%u) in fastckpt table \"%s\"",
-			 ItemPointerGetBlockNumberNoCheck(tid),
-			 ItemPointerGetOffsetNumberNoCheck(tid), RelationGetRelationName(rel));
+	slotno = fc_slot_of_tid(rel, tbl, tid);
 	hdr = fc_slot_header(tbl, slotno);
 
 	check = fc_lock_for_write(rel, tbl, slotno, tid, cid, snapshot,
@@ -301,10 +311,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	FcSlotHeader *hdr;
 	FcUndo	   *undo;
 
-	if (!fc_tid_in_range(tbl, otid, &slotno))
-		elog(ERROR, "invalid TID (%u,%u) in fastckpt table \"%s\"",
-			 ItemPointerGetBlockNumberNoCheck(otid),
-			 ItemPointerGetOffsetNumberNoCheck(otid), RelationGetRelationName(rel));
+	slotno = fc_slot_of_tid(rel, tbl, otid);
 	sp = fc_slot_ptr(tbl, slotno);
 	hdr = (FcSlotHeader *) sp;
 

@@ -109,43 +109,45 @@ fc_xmax_visible_mvcc(FcSlotHeader *hdr, Snapshot snapshot)
 	return false;
 }
 
+typedef enum FcXmaxState
+{
+	FC_XMAX_NONE,				/* no deleter, or it aborted */
+	FC_XMAX_RUNNING,			/* us, or another running transaction */
+	FC_XMAX_DONE				/* committed */
+} FcXmaxState;
+
+/* What became of the live version's deleter; caches the outcome in hints. */
+static FcXmaxState
+fc_xmax_state(FcSlotHeader *hdr)
+{
+	if (!TransactionIdIsValid(hdr->xmax) || (hdr->flags & FC_XMAX_ABORTED))
+		return FC_XMAX_NONE;
+	if (hdr->flags & FC_XMAX_COMMITTED)
+		return FC_XMAX_DONE;
+	if (TransactionIdIsCurrentTransactionId(hdr->xmax) ||
+		TransactionIdIsInProgress(hdr->xmax))
+		return FC_XMAX_RUNNING;
+	if (TransactionIdDidCommit(hdr->xmax))
+	{
+		hdr->flags |= FC_XMAX_COMMITTED;
+		return FC_XMAX_DONE;
+	}
+	hdr->flags |= FC_XMAX_ABORTED;
+	return FC_XMAX_NONE;
+}
+
 /* Is there a deleter that has committed? */
 bool
 fc_xmax_committed(FcSlotHeader *hdr)
 {
-	if (!TransactionIdIsValid(hdr->xmax) || (hdr->flags & FC_XMAX_ABORTED))
-		return false;
-	if (hdr->flags & FC_XMAX_COMMITTED)
-		return true;
-	if (TransactionIdIsInProgress(hdr->xmax))
-		return false;
-	if (TransactionIdDidCommit(hdr->xmax))
-	{
-		hdr->flags |= FC_XMAX_COMMITTED;
-		return true;
-	}
-	hdr->flags |= FC_XMAX_ABORTED;
-	return false;
+	return fc_xmax_state(hdr) == FC_XMAX_DONE;
 }
 
 /* Is there a deleter that has not aborted (running or committed)? */
 bool
 fc_xmax_live(FcSlotHeader *hdr)
 {
-	if (!TransactionIdIsValid(hdr->xmax) || (hdr->flags & FC_XMAX_ABORTED))
-		return false;
-	if (hdr->flags & FC_XMAX_COMMITTED)
-		return true;
-	if (TransactionIdIsCurrentTransactionId(hdr->xmax) ||
-		TransactionIdIsInProgress(hdr->xmax))
-		return true;
-	if (TransactionIdDidCommit(hdr->xmax))
-	{
-		hdr->flags |= FC_XMAX_COMMITTED;
-		return true;
-	}
-	hdr->flags |= FC_XMAX_ABORTED;
-	return false;
+	return fc_xmax_state(hdr) != FC_XMAX_NONE;
 }
 
 static void

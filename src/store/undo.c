@@ -147,7 +147,6 @@ fc_undo_reclaim(FcTable *tbl, GlobalVisState *vistest, int max_records)
 	while (done < max_records)
 	{
 		FcUndo	   *head;
-
 		uint16		flags;
 		TransactionId superseded_by;
 
