@@ -33,6 +33,8 @@ typedef struct FcVisible
 /* Caller holds the slot latch (shared is enough; hints are racy-safe). */
 extern bool fc_visible_version(FcSlotHeader *hdr, const char *live,
 							   Snapshot snapshot, FcVisible *out);
+extern bool fc_latest_version(FcSlotHeader *hdr, const char *live, FcVisible *out);
+extern void fc_live_version(FcSlotHeader *hdr, const char *live, FcVisible *out);
 extern bool fc_xmin_visible_mvcc(TransactionId xmin, CommandId cmin,
 								 uint16 *flags, Snapshot snapshot);
 extern bool fc_xmin_committed(TransactionId xmin, uint16 *flags);
@@ -190,6 +192,8 @@ extern bool fc_wait_for_conflict(Relation rel, ItemPointer tid,
 								 LockWaitPolicy policy, XLTW_Oper oper,
 								 bool *have_tuple_lock);
 extern LOCKMODE fc_tuple_lock_hwmode(LockTupleMode mode);
+extern void fc_carry_lockers(FcSlotHeader *to, TransactionId xlock,
+							 uint16 xlock_info);
 extern void fc_release_tuple_lock(Relation rel, ItemPointer tid,
 								  LockTupleMode mode, bool *have_tuple_lock);
 

@@ -32,6 +32,7 @@ fc_index_fetch_begin(Relation rel)
 	FcIndexFetch *scan = palloc0(sizeof(FcIndexFetch));
 
 	fc_gate_wait(rel);
+	fc_check_serializable(rel);
 	scan->base.rel = rel;
 	scan->tbl = fc_table_for_rel(rel);
 	return &scan->base;
@@ -66,9 +67,6 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 		*all_dead = false;
 	if (!fc_tid_in_range(scan->tbl, tid, &slotno))
 		return false;
-
-	if (IsMVCCSnapshot(snapshot))
-		fc_check_serializable(sscan->rel);
 
 	lock = fc_slot_lock(scan->tbl, slotno);
 	sp = fc_slot_ptr(scan->tbl, slotno);
@@ -164,7 +162,9 @@ fc_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapsho
 
 /*
  * Which of these index entries point at rows no snapshot can see (index
- * bottom-up and simple deletion)?
+ * bottom-up and simple deletion)?  Entries the index already knows dead
+ * stay so.  As heap does, the array is shrunk to the deletable entries:
+ * index AMs rely on an empty array meaning "nothing to delete".
  */
 TransactionId
 fc_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
@@ -172,31 +172,32 @@ fc_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 	FcTable    *tbl = fc_table_for_rel(rel);
 	GlobalVisState *vistest = GlobalVisTestFor(rel);
 	TransactionId latest = InvalidTransactionId;
-	int			ndeletable = 0;
+	int			nkept = 0;
 
 	for (int i = 0; i < delstate->ndeltids; i++)
 	{
 		TM_IndexDelete *del = &delstate->deltids[i];
 		TM_IndexStatus *status = &delstate->status[del->id];
 		uint64		slotno;
-		LWLock	   *lock;
-		FcSlotHeader *hdr;
 
-		status->knowndeletable = false;
-		if (!fc_tid_in_range(tbl, &del->tid, &slotno))
-			continue;
-		lock = fc_slot_lock(tbl, slotno);
-		hdr = fc_slot_header(tbl, slotno);
-		LWLockAcquire(lock, LW_SHARED);
-		if ((hdr->flags & FC_SLOT_USED) && fc_slot_dead_to_all(hdr, vistest))
+		if (!status->knowndeletable && fc_tid_in_range(tbl, &del->tid, &slotno))
 		{
-			status->knowndeletable = true;
-			ndeletable++;
-			if (TransactionIdIsValid(hdr->xmax) &&
-				TransactionIdFollows(hdr->xmax, latest))
-				latest = hdr->xmax;
+			LWLock	   *lock = fc_slot_lock(tbl, slotno);
+			FcSlotHeader *hdr = fc_slot_header(tbl, slotno);
+
+			LWLockAcquire(lock, LW_SHARED);
+			if ((hdr->flags & FC_SLOT_USED) && fc_slot_dead_to_all(hdr, vistest))
+			{
+				status->knowndeletable = true;
+				if (TransactionIdIsValid(hdr->xmax) &&
+					TransactionIdFollows(hdr->xmax, latest))
+					latest = hdr->xmax;
+			}
+			LWLockRelease(lock);
 		}
-		LWLockRelease(lock);
+		if (status->knowndeletable)
+			delstate->deltids[nkept++] = *del;
 	}
+	delstate->ndeltids = nkept;
 	return latest;
 }

@@ -17,8 +17,11 @@
 #include "access/htup_details.h"
 #include "access/multixact.h"
 #include "access/xact.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "pgstat.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
@@ -193,6 +196,36 @@ fc_columns_changed(Relation rel, Bitmapset *attrs, const char *old_image,
 	return false;
 }
 
+/*
+ * AFTER ROW UPDATE triggers re-read the old row by its TID at the end of
+ * the statement.  An in-place update would give them the new row, so on
+ * tables with such triggers every update moves the row (the old slot keeps
+ * the old version).  Foreign-key triggers are exempt: they only fire when
+ * a key changed, and keys are indexed, so those updates move anyway; so is
+ * the deferred unique check, which reads only the new row.
+ */
+static bool
+fc_after_update_triggers_need_old_row(Relation rel)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+
+	if (trigdesc == NULL || !trigdesc->trig_update_after_row)
+		return false;
+	for (int i = 0; i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &trigdesc->triggers[i];
+
+		if (!TRIGGER_TYPE_MATCHES(trigger->tgtype, TRIGGER_TYPE_ROW,
+								  TRIGGER_TYPE_AFTER, TRIGGER_TYPE_UPDATE))
+			continue;
+		if (RI_FKey_trigger_type(trigger->tgfoid) != RI_TRIGGER_NONE ||
+			trigger->tgfoid == F_UNIQUE_KEY_RECHECK)
+			continue;
+		return true;
+	}
+	return false;
+}
+
 /* Shared by UPDATE and DELETE: wait out conflicts, return the check result. */
 static FcRowCheck
 fc_lock_for_write(Relation rel, FcTable *tbl, uint64 slotno, ItemPointer tid,
@@ -300,6 +333,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	HeapTuple	newtup = fc_form_image(rel, tbl, slot);
 	Bitmapset  *index_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
 	Bitmapset  *key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
+	bool		force_move = fc_after_update_triggers_need_old_row(rel);
 	bool		have_tuple_lock = false;
 	bool		moved;
 	bool		keys_changed;
@@ -326,9 +360,10 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	for (;;)
 	{
 		LWLockAcquire(fc_slot_lock(tbl, slotno), LW_EXCLUSIVE);
-		moved = !bms_is_empty(index_attrs) &&
-			fc_columns_changed(rel, index_attrs, fc_pp_live(sp, &tbl->layout),
-							   hdr->live_len, newtup);
+		moved = force_move ||
+			(!bms_is_empty(index_attrs) &&
+			 fc_columns_changed(rel, index_attrs, fc_pp_live(sp, &tbl->layout),
+								hdr->live_len, newtup));
 		keys_changed = moved && !bms_is_empty(key_attrs) &&
 			fc_columns_changed(rel, key_attrs, fc_pp_live(sp, &tbl->layout),
 							   hdr->live_len, newtup);
@@ -391,6 +426,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	else
 	{
 		uint64		newslot;
+		TransactionId lockers;
+		uint16		lockers_info;
 
 		/* out of place: mark the old row moved, then insert the new one */
 		fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid);
@@ -405,9 +442,22 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0);
 		fc_slot_to_tid(newslot, &slot->tts_tid);
 
+		/*
+		 * Publish the link, then take the old slot's lockers along: one
+		 * that locks the old slot after this sees the link and follows it.
+		 */
 		LWLockAcquire(fc_slot_lock(tbl, slotno), LW_EXCLUSIVE);
 		hdr->next_tid = slot->tts_tid;
+		lockers = hdr->xlock;
+		lockers_info = hdr->xlock_info;
 		LWLockRelease(fc_slot_lock(tbl, slotno));
+		if (TransactionIdIsValid(lockers))
+		{
+			MultiXactIdSetOldestMember();
+			LWLockAcquire(fc_slot_lock(tbl, newslot), LW_EXCLUSIVE);
+			fc_carry_lockers(fc_slot_header(tbl, newslot), lockers, lockers_info);
+			LWLockRelease(fc_slot_lock(tbl, newslot));
+		}
 		*update_indexes = true;
 		pgstat_count_heap_update(rel, false);
 	}

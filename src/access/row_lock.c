@@ -197,6 +197,10 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 	{
 		if (follow)
 			conflict->traversed = true;
+		else if (is_lock && mode == LockTupleKeyShare)
+		{
+			/* in-place updates never change a key: KEY SHARE still holds */
+		}
 		else if (!fc_current_xact_holds_lock(hdr, LockTupleShare))
 		{
 			conflict->xmax = hdr->xmin;
@@ -231,13 +235,25 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 		}
 		else if (fc_xmax_committed(hdr))
 		{
-			conflict->xmax = hdr->xmax;
-			if ((hdr->flags & FC_XMAX_UPDATED) && ItemPointerIsValid(&hdr->next_tid))
+			bool		moved = (hdr->flags & FC_XMAX_UPDATED) &&
+				ItemPointerIsValid(&hdr->next_tid);
+
+			/*
+			 * A KEY SHARE lock survives a move that kept the key (heap
+			 * locks such old versions too); the caller also locks the
+			 * row's newer versions.  Following callers chase the move.
+			 */
+			if (!(is_lock && mode == LockTupleKeyShare && !follow && moved &&
+				  !(hdr->flags & FC_XMAX_KEYS_UPDATED)))
 			{
-				conflict->ctid = hdr->next_tid;
-				return FC_ROW_UPDATED;
+				conflict->xmax = hdr->xmax;
+				if (moved)
+				{
+					conflict->ctid = hdr->next_tid;
+					return FC_ROW_UPDATED;
+				}
+				return FC_ROW_DELETED;
 			}
-			return FC_ROW_DELETED;
 		}
 	}
 
@@ -327,23 +343,10 @@ fc_wait_for_conflict(Relation rel, ItemPointer tid, FcRowConflict *conflict,
 	return true;
 }
 
-/* Record our lock in the slot; slot latch held exclusively. */
+/* Add a locker (any transaction) to a slot; slot latch held exclusively. */
 static void
-fc_add_row_lock(FcSlotHeader *hdr, LockTupleMode mode)
+fc_add_locker(FcSlotHeader *hdr, TransactionId xid, LockTupleMode mode)
 {
-	TransactionId xid;
-
-	if (fc_current_xact_holds_lock(hdr, mode))
-		return;
-	/* an in-place update or a deletion of ours already excludes others */
-	if (TransactionIdIsCurrentTransactionId(hdr->xmin) && hdr->undo != NULL &&
-		mode <= LockTupleNoKeyExclusive)
-		return;
-	if (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
-		TransactionIdIsCurrentTransactionId(hdr->xmax))
-		return;
-
-	xid = GetCurrentTransactionId();
 	if (TransactionIdIsValid(hdr->xlock) && !(hdr->xlock_info & FC_XLOCK_MULTI))
 	{
 		TransactionId old = hdr->xlock;
@@ -370,6 +373,105 @@ fc_add_row_lock(FcSlotHeader *hdr, LockTupleMode mode)
 	}
 	hdr->xlock = xid;
 	hdr->xlock_info = (uint16) mode;
+}
+
+/* Record our lock in the slot; slot latch held exclusively. */
+static void
+fc_add_row_lock(FcSlotHeader *hdr, LockTupleMode mode)
+{
+	if (fc_current_xact_holds_lock(hdr, mode))
+		return;
+	/* an in-place update or a deletion of ours already excludes others */
+	if (TransactionIdIsCurrentTransactionId(hdr->xmin) && hdr->undo != NULL &&
+		mode <= LockTupleNoKeyExclusive)
+		return;
+	if (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
+		TransactionIdIsCurrentTransactionId(hdr->xmax))
+		return;
+	fc_add_locker(hdr, GetCurrentTransactionId(), mode);
+}
+
+/*
+ * A row moving to a new slot takes its lockers along (heap keeps them on
+ * the new version too): a KEY SHARE lock held for a foreign key must keep
+ * protecting the row wherever it lives.  `to` is latched exclusively.
+ */
+void
+fc_carry_lockers(FcSlotHeader *to, TransactionId xlock, uint16 xlock_info)
+{
+	MultiXactMember *members;
+	int			n;
+
+	if (!TransactionIdIsValid(xlock))
+		return;
+	if (!(xlock_info & FC_XLOCK_MULTI))
+	{
+		if (fc_xid_running(xlock))
+			fc_add_locker(to, xlock, (LockTupleMode) (xlock_info & FC_XLOCK_MODE_MASK));
+		return;
+	}
+	n = GetMultiXactIdMembers(xlock, &members, false, true);
+	for (int i = 0; i < n; i++)
+		if (fc_xid_running(members[i].xid))
+			fc_add_locker(to, members[i].xid,
+						  (LockTupleMode) (members[i].status & FC_XLOCK_MODE_MASK));
+	if (n > 0)
+		pfree(members);
+}
+
+/*
+ * After a KEY SHARE lock on a row that was moved by an update keeping its
+ * key, lock the newer versions too, as heap does for its update chains.
+ * A newer version being deleted (or key-updated) by a running transaction
+ * is a conflict to wait for; one already deleted ends the chain with that
+ * outcome.
+ */
+static FcRowCheck
+fc_lock_moved_versions(FcTable *tbl, ItemPointerData cur, LockTupleMode mode,
+					   FcRowConflict *conflict)
+{
+	uint64		slotno;
+
+	memset(conflict, 0, sizeof(FcRowConflict));
+	conflict->cmax = InvalidCommandId;
+
+	/* one latched slot at a time */
+	while (ItemPointerIsValid(&cur) && fc_tid_in_range(tbl, &cur, &slotno))
+	{
+		LWLock	   *lock = fc_slot_lock(tbl, slotno);
+		FcSlotHeader *hdr = fc_slot_header(tbl, slotno);
+		bool		next;
+
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		if (!(hdr->flags & FC_SLOT_USED) || (hdr->flags & FC_SLOT_DEAD))
+		{
+			LWLockRelease(lock);
+			break;
+		}
+		if (fc_xmax_live(hdr) &&
+			(!(hdr->flags & FC_XMAX_UPDATED) || (hdr->flags & FC_XMAX_KEYS_UPDATED)) &&
+			!TransactionIdIsCurrentTransactionId(hdr->xmax))
+		{
+			conflict->ctid = cur;
+			conflict->xmax = hdr->xmax;
+			if (!fc_xmax_committed(hdr))
+			{
+				conflict->wait_xid = hdr->xmax;
+				LWLockRelease(lock);
+				return FC_ROW_WAIT;
+			}
+			LWLockRelease(lock);
+			return (hdr->flags & FC_XMAX_UPDATED) ? FC_ROW_UPDATED : FC_ROW_DELETED;
+		}
+		fc_add_row_lock(hdr, mode);
+		next = (hdr->flags & FC_XMAX_UPDATED) && fc_xmax_live(hdr) &&
+			ItemPointerIsValid(&hdr->next_tid);
+		cur = hdr->next_tid;
+		LWLockRelease(lock);
+		if (!next)
+			break;
+	}
+	return FC_ROW_OK;
 }
 
 TM_Result
@@ -422,15 +524,64 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		if (check == FC_ROW_OK)
 		{
 			FcVisible	v;
+			bool		moved;
+			bool		traversed = conflict.traversed;
+			ItemPointerData next;
 
 			fc_add_row_lock(hdr, mode);
-			if (fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), SnapshotAny, &v))
+
+			/*
+			 * Hand back the latest version, except where a transaction
+			 * snapshot locked a version older than the latest (KEY SHARE
+			 * over a non-key update): then the one it sees, as heap does.
+			 */
+			if ((!latest && snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+				 fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v)) ||
+				fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
 				fc_store_version(slot, rel, slotno, &v);
+			moved = mode == LockTupleKeyShare && (hdr->flags & FC_XMAX_UPDATED) &&
+				fc_xmax_live(hdr) && ItemPointerIsValid(&hdr->next_tid);
+			next = hdr->next_tid;
 			LWLockRelease(lock);
-			if (conflict.traversed && follow)
+
+			if (moved)
+			{
+				check = fc_lock_moved_versions(tbl, next, mode, &conflict);
+				if (check == FC_ROW_WAIT)
+				{
+					ItemPointerData waittid = conflict.ctid;
+					bool		waited_lock = false;
+
+					if (!fc_wait_for_conflict(rel, &waittid, &conflict, mode, wait_policy,
+											  XLTW_LockUpdated, &waited_lock))
+					{
+						fc_release_tuple_lock(rel, &waittid, mode, &waited_lock);
+						(void) fc_row_check_to_tm(check, &conflict, tmfd);
+						result = TM_WouldBlock;
+						break;
+					}
+					fc_release_tuple_lock(rel, &waittid, mode, &waited_lock);
+					continue;	/* lock again from the start */
+				}
+				if (check != FC_ROW_OK)
+				{
+					result = fc_row_check_to_tm(check, &conflict, tmfd);
+					break;
+				}
+			}
+			if (traversed && follow)
 				tmfd->traversed = true;
 			result = TM_Ok;
 			break;
+		}
+
+		/* like heap, hand back the row as it stands, whatever the outcome */
+		if (check != FC_ROW_WAIT)
+		{
+			FcVisible	v;
+
+			fc_live_version(hdr, fc_pp_live(sp, &tbl->layout), &v);
+			fc_store_version(slot, rel, slotno, &v);
 		}
 		LWLockRelease(lock);
 

@@ -150,6 +150,15 @@ fc_xmax_live(FcSlotHeader *hdr)
 	return fc_xmax_state(hdr) != FC_XMAX_NONE;
 }
 
+/* Creator committed, or is our transaction, and did not abort. */
+static bool
+fc_xmin_settled(TransactionId xmin, uint16 *flags)
+{
+	if (*flags & FC_XMIN_ABORTED)
+		return false;
+	return fc_xmin_committed(xmin, flags) || TransactionIdIsCurrentTransactionId(xmin);
+}
+
 static void
 fc_set_live(FcSlotHeader *hdr, const char *live, FcVisible *out)
 {
@@ -175,25 +184,21 @@ fc_set_undo(FcUndo *undo, TransactionId superseded_by, FcVisible *out)
 
 /*
  * Newest version whose creator committed (or is us), skipping versions of
- * running or aborted transactions.  This is what SnapshotAny fetches mean
- * for in-place updates: the executor uses them to re-read the row it is
- * about to update, and must never build a new row from uncommitted data.
+ * running or aborted transactions.
  */
 static bool
 fc_newest_settled(FcSlotHeader *hdr, const char *live, FcVisible *out)
 {
 	TransactionId newer = hdr->xmin;
 
-	if (fc_xmin_committed(hdr->xmin, &hdr->flags) ||
-		TransactionIdIsCurrentTransactionId(hdr->xmin))
+	if (fc_xmin_settled(hdr->xmin, &hdr->flags))
 	{
 		fc_set_live(hdr, live, out);
 		return true;
 	}
 	for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
 	{
-		if (fc_xmin_committed(u->xmin, &u->flags) ||
-			TransactionIdIsCurrentTransactionId(u->xmin))
+		if (fc_xmin_settled(u->xmin, &u->flags))
 		{
 			fc_set_undo(u, newer, out);
 			return true;
@@ -235,8 +240,7 @@ fc_visible_self(FcSlotHeader *hdr, const char *live, FcVisible *out)
 {
 	TransactionId newer;
 
-	if (TransactionIdIsCurrentTransactionId(hdr->xmin) ||
-		fc_xmin_committed(hdr->xmin, &hdr->flags))
+	if (fc_xmin_settled(hdr->xmin, &hdr->flags))
 	{
 		if (fc_xmax_live(hdr) &&
 			(TransactionIdIsCurrentTransactionId(hdr->xmax) || fc_xmax_committed(hdr)))
@@ -247,8 +251,7 @@ fc_visible_self(FcSlotHeader *hdr, const char *live, FcVisible *out)
 	newer = hdr->xmin;
 	for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
 	{
-		if (TransactionIdIsCurrentTransactionId(u->xmin) ||
-			fc_xmin_committed(u->xmin, &u->flags))
+		if (fc_xmin_settled(u->xmin, &u->flags))
 		{
 			fc_set_undo(u, newer, out);
 			return true;
@@ -308,6 +311,54 @@ fc_visible_non_vacuumable(FcSlotHeader *hdr, const char *live, Snapshot snapshot
 	return true;
 }
 
+/*
+ * SnapshotAny.  With in-place updates a TID names a row, not a version, so
+ * "the tuple at this TID" must be chosen the way heap's callers mean it:
+ * a row our transaction holds (wrote, deleted, or locked against updates)
+ * is re-read at its latest version -- that is the version an UPDATE after
+ * EvalPlanQual, or RETURNING after DELETE, works on.  Under READ COMMITTED
+ * any other row is re-read as the running statement's snapshot sees it --
+ * the version a scan returned, which EvalPlanQual re-fetches for the other
+ * relations of a join.  Under REPEATABLE READ there is no EvalPlanQual,
+ * and a TID found through a dirty index probe (ON CONFLICT) must show the
+ * latest version so that a newer one is reported as a serialization
+ * failure.  Never a version of a running or aborted transaction of
+ * someone else.
+ */
+static bool
+fc_visible_any(FcSlotHeader *hdr, const char *live, FcVisible *out)
+{
+	bool		ours;
+
+	ours = (!(hdr->flags & FC_XMIN_ABORTED) &&
+			TransactionIdIsCurrentTransactionId(hdr->xmin)) ||
+		(TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
+		 TransactionIdIsCurrentTransactionId(hdr->xmax)) ||
+		fc_current_xact_holds_lock(hdr, LockTupleShare);
+	if (!ours && !IsolationUsesXactSnapshot() && ActiveSnapshotSet())
+	{
+		Snapshot	active = GetActiveSnapshot();
+
+		if (IsMVCCSnapshot(active) && fc_visible_mvcc(hdr, live, active, out))
+			return true;
+	}
+	return fc_newest_settled(hdr, live, out);
+}
+
+/* Newest version whose creator committed or is us. */
+bool
+fc_latest_version(FcSlotHeader *hdr, const char *live, FcVisible *out)
+{
+	return fc_newest_settled(hdr, live, out);
+}
+
+/* The live version as it is, whatever its state (for conflict reports). */
+void
+fc_live_version(FcSlotHeader *hdr, const char *live, FcVisible *out)
+{
+	fc_set_live(hdr, live, out);
+}
+
 bool
 fc_visible_version(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
 				   FcVisible *out)
@@ -322,7 +373,7 @@ fc_visible_version(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
 		case SNAPSHOT_SELF:
 			return fc_visible_self(hdr, live, out);
 		case SNAPSHOT_ANY:
-			return fc_newest_settled(hdr, live, out);
+			return fc_visible_any(hdr, live, out);
 		case SNAPSHOT_DIRTY:
 			return fc_visible_dirty(hdr, live, snapshot, out);
 		case SNAPSHOT_NON_VACUUMABLE:

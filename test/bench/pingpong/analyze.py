@@ -398,7 +398,7 @@ def main():
     w("```\n" + read_text(os.path.join(res, "commands.txt")).strip() + "\n```\n")
     w("Smoke test (part of the test suite, a few seconds): `make -C test/bench/pingpong smoke` "
       "or `test/bench/pingpong/smoke.sh`. Full run: `make -C test/bench/pingpong full` or "
-      "`test/bench/pingpong/run_full.sh` (raw data in `results/`).\n")
+      "`test/bench/pingpong/run_full.sh` (raw data in `test/bench/pingpong/data/`).\n")
     w("### Machine\n")
     w("```\n" + read_text(os.path.join(res, "machine.txt")).strip() + "\n```\n")
     w("### Method\n")

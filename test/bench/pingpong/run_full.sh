@@ -1,6 +1,6 @@
 #!/bin/bash
 # Full synthetic experiment of Cao et al. 2011 (section 5) with the
-# project's checkpoint core: CSV data in results/, figures and REPORT.md
+# project's checkpoint core: CSV data in data/, figures and REPORT.md
 # next to this script.  About 10-15 minutes on a 2-core machine.
 #
 # Knobs (environment), for quicker trial runs; REPORT.md records the
@@ -12,7 +12,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
-RES=$HERE/results
+RES=$HERE/data
 ROUNDS=${ROUNDS:-5}
 PERIODS=${PERIODS:-6}
 PACED_PERIODS=${PACED_PERIODS:-2}
@@ -62,7 +62,7 @@ rm -f "$RES"/*.csv "$RES"/*.csv.gz "$RES"/*.meta.txt "$RES"/*.table.md
 run() {							# run LABEL ARGS...: one ppbench invocation
 	local label=$1
 	shift
-	echo "test/bench/pingpong/ppbench $* --out test/bench/pingpong/results/$label --label $label" >>"$RES/commands.txt"
+	echo "test/bench/pingpong/ppbench $* --out test/bench/pingpong/data/$label --label $label" >>"$RES/commands.txt"
 	echo "== $label: ppbench $*" >&2
 	(cd "$ROOT" && "$HERE/ppbench" "$@" --out "$RES/$label" --label "$label" >"$RES/$label.table.md")
 	echo "   load avg after $label: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/machine.txt"
