@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "miscadmin.h"
 #include "access/multixact.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -86,32 +88,65 @@ fc_relation_nontransactional_truncate(Relation rel)
 		fc_table_reset(tbl);
 }
 
-/* Copy every row, with its version metadata, to a new storage. */
+/*
+ * Copy a storage slot for slot, keeping every slot number (the indexes are
+ * kept as they are), whole slots (shadow images and marks included) and the
+ * old versions older snapshots may still need.  The table is held with
+ * AccessExclusiveLock.
+ */
 static void
-fc_copy_rows(FcTable *src, FcTable *dst, Oid relid)
+fc_copy_storage(FcTable *src, FcTable *dst, Oid relid)
 {
 	uint64		nslots = fc_table_nslots(src);
+	uint64		nfree = 0;
+	uint64	   *unused = palloc(sizeof(uint64) * Max(nslots, 1));
 
+	Assert(src->layout.stride == dst->layout.stride);
 	for (uint64 s = 0; s < nslots; s++)
 	{
-		char	   *sp = fc_slot_ptr(src, s);
-		FcSlotHeader *hdr = (FcSlotHeader *) sp;
-		uint64		d;
-		char	   *dp;
-		FcSlotHeader *dhdr;
+		FcSlotHeader *hdr = fc_slot_header(src, s);
+		uint64		d = fc_slot_alloc(dst, relid);
+		FcSlotHeader *dhdr = fc_slot_header(dst, d);
+		FcUndo	  **chain;
+		int			depth = 0;
+		FcUndo	  **link;
 
+		Assert(d == s);
 		if (!(hdr->flags & FC_SLOT_USED))
+		{
+			unused[nfree++] = d;
 			continue;
-		d = fc_slot_alloc(dst, relid);
-		dp = fc_slot_ptr(dst, d);
-		dhdr = (FcSlotHeader *) dp;
-		memcpy(dhdr, hdr, sizeof(FcSlotHeader));
+		}
+		memcpy(dhdr, hdr, src->layout.stride);
 		dhdr->undo = NULL;
 		dhdr->link = 0;
-		memcpy(fc_pp_live(dp, &dst->layout), fc_pp_live(sp, &src->layout), hdr->live_len);
-		if (d != s)
-			ItemPointerSetInvalid(&dhdr->next_tid);
+
+		/* old versions, queued oldest first as the FIFO expects */
+		for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
+			depth++;
+		chain = palloc(sizeof(FcUndo *) * Max(depth, 1));
+		depth = 0;
+		for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
+			chain[depth++] = u;
+		link = &dhdr->undo;
+		for (int i = 0; i < depth; i++)
+		{
+			FcUndo	   *copy = fc_undo_alloc(dst, relid);
+
+			memcpy(copy, chain[i], FC_UNDO_HEADER_SIZE + chain[i]->len);
+			copy->prev = NULL;
+			*link = copy;
+			link = &copy->prev;
+			chain[i] = copy;
+		}
+		for (int i = depth - 1; i >= 0; i--)
+			fc_undo_enqueue(dst, chain[i]);
+		pfree(chain);
 	}
+	for (uint64 i = 0; i < nfree; i++)
+		fc_slot_free(dst, unused[i]);
+	pg_atomic_write_u64(&dst->live_rows, pg_atomic_read_u64(&src->live_rows));
+	pfree(unused);
 }
 
 /* ALTER TABLE ... SET TABLESPACE */
@@ -124,15 +159,99 @@ fc_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	fc_create_files(newrnode, rel->rd_rel->relpersistence);
 	dst = fc_table_create(newrnode, RelationGetRelid(rel), src->layout.image_capacity);
 	fc_pending_drop_add(newrnode, false);
-	fc_copy_rows(src, dst, RelationGetRelid(rel));
+	fc_copy_storage(src, dst, RelationGetRelid(rel));
 	fc_pending_drop_add(&rel->rd_node, true);
+}
+
+typedef struct FcClusterState
+{
+	Relation	old_rel;
+	Relation	new_rel;
+	FcTable    *src;
+	FcTable    *dst;
+	TupleDesc	newdesc;
+	TupleTableSlot *oldslot;
+	TupleTableSlot *newslot;
+	MemoryContext rowcxt;
+	TransactionId oldest_xmin;
+	TransactionId xid_cutoff;
+	double		num_tuples;
+	double		tups_vacuumed;
+	double		tups_recently_dead;
+} FcClusterState;
+
+static void
+fc_cluster_copy_slot(FcClusterState *st, uint64 s)
+{
+	char	   *sp = fc_slot_ptr(st->src, s);
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+	FcVisible	v;
+	HeapTuple	tuple;
+	uint64		d;
+	FcSlotHeader *dhdr;
+	uint16		v_flags = 0;
+	MemoryContext oldcxt;
+
+	if (!(hdr->flags & FC_SLOT_USED))
+		return;
+	if ((hdr->flags & FC_SLOT_DEAD) ||
+		(hdr->undo == NULL && fc_xmin_aborted(hdr->xmin, &hdr->flags)))
+	{
+		st->tups_vacuumed += 1;
+		return;
+	}
+	if (fc_xmax_committed(hdr))
+	{
+		if (TransactionIdPrecedes(hdr->xmax, st->oldest_xmin))
+			st->tups_vacuumed += 1;
+		else
+			st->tups_recently_dead += 1;
+		return;
+	}
+	if (!fc_latest_version(hdr, fc_pp_live(sp, &st->src->layout), &v))
+	{
+		st->tups_vacuumed += 1;
+		return;
+	}
+
+	/*
+	 * Re-form the row through the new descriptor, as heap's rewrite does:
+	 * values of columns added without a rewrite get materialized (the new
+	 * table has no "missing" defaults), dropped columns become NULL, and
+	 * the new slot size applies.
+	 */
+	oldcxt = MemoryContextSwitchTo(st->rowcxt);
+	fc_store_version(st->oldslot, st->old_rel, s, &v);
+	slot_getallattrs(st->oldslot);
+	ExecClearTuple(st->newslot);
+	for (int i = 0; i < st->newdesc->natts; i++)
+	{
+		bool		dropped = TupleDescAttr(st->newdesc, i)->attisdropped;
+
+		st->newslot->tts_isnull[i] = dropped || st->oldslot->tts_isnull[i];
+		st->newslot->tts_values[i] = st->newslot->tts_isnull[i] ? (Datum) 0 :
+			st->oldslot->tts_values[i];
+	}
+	ExecStoreVirtualTuple(st->newslot);
+	tuple = fc_form_image(st->new_rel, st->dst, st->newslot);
+	d = fc_insert_row(st->new_rel, st->dst, tuple, v.xmin, v.cmin, 0, 0);
+	MemoryContextSwitchTo(oldcxt);
+	ExecClearTuple(st->newslot);
+	MemoryContextReset(st->rowcxt);
+
+	dhdr = fc_slot_header(st->dst, d);
+	if (fc_xmin_committed(v.xmin, &v_flags))
+		dhdr->flags |= TransactionIdPrecedes(v.xmin, st->xid_cutoff) ?
+			FC_XMIN_FROZEN : FC_XMIN_COMMITTED;
+	st->num_tuples += 1;
 }
 
 /*
  * VACUUM FULL and CLUSTER: copy the rows everyone can still see into the
- * new storage, freezing creators older than the cutoff.  As with ALTER
- * TABLE rewrites (and unlike heap's CLUSTER), old versions are not carried
- * over; the table is held with AccessExclusiveLock throughout.
+ * new storage -- in the index's order for CLUSTER, so that scans return
+ * them in that order -- freezing creators older than the cutoff.  As with
+ * ALTER TABLE rewrites (and unlike heap's CLUSTER), old versions are not
+ * carried over; the table is held with AccessExclusiveLock throughout.
  */
 void
 fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
@@ -143,83 +262,58 @@ fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 							 double *num_tuples, double *tups_vacuumed,
 							 double *tups_recently_dead)
 {
-	FcTable    *src = fc_table_for_rel(OldTable);
-	FcTable    *dst = fc_table_for_rel(NewTable);
-	uint64		nslots = fc_table_nslots(src);
-	TupleDesc	newdesc = RelationGetDescr(NewTable);
-	TupleTableSlot *oldslot = table_slot_create(OldTable, NULL);
-	TupleTableSlot *newslot = MakeSingleTupleTableSlot(newdesc, &TTSOpsVirtual);
-	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext,
-												 "fastckpt rewrite row",
-												 ALLOCSET_DEFAULT_SIZES);
-	MemoryContext oldcxt;
+	FcClusterState st;
+	uint64		nslots;
+	bool	   *done = NULL;
 
-	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
+	memset(&st, 0, sizeof(st));
+	st.old_rel = OldTable;
+	st.new_rel = NewTable;
+	st.src = fc_table_for_rel(OldTable);
+	st.dst = fc_table_for_rel(NewTable);
+	st.newdesc = RelationGetDescr(NewTable);
+	st.oldslot = table_slot_create(OldTable, NULL);
+	st.newslot = MakeSingleTupleTableSlot(st.newdesc, &TTSOpsVirtual);
+	st.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "fastckpt rewrite row",
+									  ALLOCSET_DEFAULT_SIZES);
+	st.oldest_xmin = OldestXmin;
+	st.xid_cutoff = *xid_cutoff;
+	nslots = fc_table_nslots(st.src);
+
+	if (OldIndex != NULL)
+	{
+		IndexScanDesc iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
+		ItemPointer tid;
+		uint64		s;
+
+		done = palloc_extended(Max(nslots, 1) * sizeof(bool), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		index_rescan(iscan, NULL, 0, NULL, 0);
+		while ((tid = index_getnext_tid(iscan, ForwardScanDirection)) != NULL)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (!fc_tid_in_range(st.src, tid, &s) || done[s])
+				continue;
+			done[s] = true;
+			fc_cluster_copy_slot(&st, s);
+		}
+		index_endscan(iscan);
+	}
 	for (uint64 s = 0; s < nslots; s++)
 	{
-		char	   *sp = fc_slot_ptr(src, s);
-		FcSlotHeader *hdr = (FcSlotHeader *) sp;
-		FcVisible	v;
-		HeapTuple	tuple;
-		uint64		d;
-		FcSlotHeader *dhdr;
-		uint16		v_flags = 0;
-
-		if (!(hdr->flags & FC_SLOT_USED))
-			continue;
-		if ((hdr->flags & FC_SLOT_DEAD) ||
-			(hdr->undo == NULL && fc_xmin_aborted(hdr->xmin, &hdr->flags)))
-		{
-			*tups_vacuumed += 1;
-			continue;
-		}
-		if (fc_xmax_committed(hdr))
-		{
-			if (TransactionIdPrecedes(hdr->xmax, OldestXmin))
-				*tups_vacuumed += 1;
-			else
-				*tups_recently_dead += 1;
-			continue;
-		}
-		if (!fc_visible_version(hdr, fc_pp_live(sp, &src->layout), SnapshotAny, &v))
-		{
-			*tups_vacuumed += 1;
-			continue;
-		}
-
-		/*
-		 * Re-form the row through the new descriptor, as heap's rewrite
-		 * does: values of columns added without a rewrite get materialized
-		 * (the new table has no "missing" defaults), dropped columns become
-		 * NULL, and the new slot size applies.
-		 */
-		oldcxt = MemoryContextSwitchTo(rowcxt);
-		fc_store_version(oldslot, OldTable, s, &v);
-		slot_getallattrs(oldslot);
-		ExecClearTuple(newslot);
-		for (int i = 0; i < newdesc->natts; i++)
-		{
-			bool		dropped = TupleDescAttr(newdesc, i)->attisdropped;
-
-			newslot->tts_isnull[i] = dropped || oldslot->tts_isnull[i];
-			newslot->tts_values[i] = newslot->tts_isnull[i] ? (Datum) 0 :
-				oldslot->tts_values[i];
-		}
-		ExecStoreVirtualTuple(newslot);
-		tuple = fc_form_image(NewTable, dst, newslot);
-		d = fc_insert_row(NewTable, dst, tuple, v.xmin, v.cmin, 0, 0);
-		MemoryContextSwitchTo(oldcxt);
-		ExecClearTuple(newslot);
-		MemoryContextReset(rowcxt);
-		dhdr = fc_slot_header(dst, d);
-		if (fc_xmin_committed(v.xmin, &v_flags))
-			dhdr->flags |= TransactionIdPrecedes(v.xmin, *xid_cutoff) ?
-				FC_XMIN_FROZEN : FC_XMIN_COMMITTED;
-		*num_tuples += 1;
+		if ((s & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (done == NULL || !done[s])
+			fc_cluster_copy_slot(&st, s);
 	}
-	ExecDropSingleTupleTableSlot(oldslot);
-	ExecDropSingleTupleTableSlot(newslot);
-	MemoryContextDelete(rowcxt);
+
+	*num_tuples = st.num_tuples;
+	*tups_vacuumed = st.tups_vacuumed;
+	*tups_recently_dead = st.tups_recently_dead;
+	if (done)
+		pfree(done);
+	ExecDropSingleTupleTableSlot(st.oldslot);
+	ExecDropSingleTupleTableSlot(st.newslot);
+	MemoryContextDelete(st.rowcxt);
 }
 
 uint64
@@ -239,18 +333,18 @@ fc_relation_needs_toast_table(Relation rel)
 	return false;
 }
 
-/* The store knows its row count; no sampling or density guesses needed. */
+/*
+ * The store counts committed live rows (commit install keeps the count), so
+ * the planner needs no sampling or density guesses.
+ */
 void
 fc_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 						  double *tuples, double *allvisfrac)
 {
 	FcTable    *tbl = fc_table_for_rel(rel);
-	uint64		used;
+	int64		live = (int64) pg_atomic_read_u64(&tbl->live_rows);
 
-	SpinLockAcquire(&tbl->alloc_lock);
-	used = fc_table_nslots(tbl) - tbl->nfree_slots;
-	SpinLockRelease(&tbl->alloc_lock);
 	*pages = fc_table_nblocks(tbl);
-	*tuples = (double) used;
+	*tuples = (double) Max(live, 0);
 	*allvisfrac = 0;
 }

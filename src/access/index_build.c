@@ -84,7 +84,7 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 			CHECK_FOR_INTERRUPTS();
 			LWLockAcquire(lock, LW_SHARED);
 			if ((hdr->flags & FC_SLOT_USED) && !fc_slot_dead_to_all(hdr, vistest) &&
-				fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), SnapshotAny, &v))
+				fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
 			{
 				index_it = true;
 				alive = !(v.is_live && fc_xmax_committed(hdr));

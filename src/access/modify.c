@@ -81,7 +81,14 @@ fc_insert_one(Relation rel, FcTable *tbl, TupleTableSlot *slot, CommandId cid,
 	slot->tts_tableOid = RelationGetRelid(rel);
 	fc_slot_to_tid(slotno, &slot->tts_tid);
 	if (TTS_IS_HEAPTUPLE(slot) && ((HeapTupleTableSlot *) slot)->tuple != NULL)
-		((HeapTupleTableSlot *) slot)->tuple->t_self = slot->tts_tid;
+	{
+		/* system columns of RETURNING, as heap_insert leaves them */
+		HeapTuple	stored = ((HeapTupleTableSlot *) slot)->tuple;
+
+		stored->t_self = slot->tts_tid;
+		HeapTupleHeaderSetXmin(stored->t_data, GetCurrentTransactionId());
+		HeapTupleHeaderSetCmin(stored->t_data, cid);
+	}
 }
 
 static FcTable *

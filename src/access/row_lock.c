@@ -521,6 +521,16 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 		check = fc_check_row(hdr, slotno, cid, snapshot, mode, true, latest, &conflict);
+
+		/*
+		 * A caller that did not find the row through its own scan (ON
+		 * CONFLICT probes the index for the newest version) meets the
+		 * version this very command created: for heap that is a version
+		 * inserted by the current command, i.e. invisible.
+		 */
+		if (check == FC_ROW_SELF_MODIFIED && !follow && hdr->cmin == cid &&
+			TransactionIdIsCurrentTransactionId(hdr->xmin))
+			check = FC_ROW_INVISIBLE;
 		if (check == FC_ROW_OK)
 		{
 			FcVisible	v;

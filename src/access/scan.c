@@ -16,6 +16,7 @@
 
 #include "access/heapam.h"
 #include "access/relscan.h"
+#include "access/xact.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "executor/tuptable.h"
@@ -313,7 +314,9 @@ fc_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("TABLESAMPLE is not supported for fastckpt table \"%s\"",
-					RelationGetRelationName(sscan->rs_rd))));
+					RelationGetRelationName(sscan->rs_rd)),
+			 errdetail("Sampling methods pick table blocks, which fastckpt tables do not have."),
+			 errhint("Sample with WHERE random() < fraction, or ORDER BY random() LIMIT n.")));
 	return false;
 }
 
@@ -362,7 +365,9 @@ fc_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 		LWLockAcquire(lock, LW_SHARED);
 		if ((hdr->flags & FC_SLOT_USED) && !(hdr->flags & FC_SLOT_DEAD))
 		{
-			if (fc_slot_recently_dead(hdr))
+			/* deleted by a committed transaction, or by our own (as heap) */
+			if (fc_slot_recently_dead(hdr) ||
+				(fc_xmax_live(hdr) && TransactionIdIsCurrentTransactionId(hdr->xmax)))
 				*deadrows += 1;
 			else if (fc_xmin_aborted(hdr->xmin, &hdr->flags) && hdr->undo == NULL)
 				*deadrows += 1;
@@ -370,8 +375,7 @@ fc_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 			{
 				FcVisible	v;
 
-				if (fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout),
-									   SnapshotAny, &v))
+				if (fc_latest_version(hdr, fc_pp_live(sp, &scan->tbl->layout), &v))
 				{
 					fc_store_version(slot, rel, slotno, &v);
 					sample = true;

@@ -122,6 +122,7 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 
 	if (tuple->t_len > capacity)
 	{
+		bool		compressed = false;
 		Datum	   *values = palloc(sizeof(Datum) * desc->natts);
 		bool	   *isnull = palloc(sizeof(bool) * desc->natts);
 		bool	   *tried = palloc0(sizeof(bool) * desc->natts);
@@ -129,8 +130,11 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 
 		heap_deform_tuple(tuple, desc, values, isnull);
 		while (len > capacity && fc_compress_largest(desc, values, isnull, tried))
+		{
+			compressed = true;
 			len = heap_compute_data_size(desc, values, isnull) +
 				MAXALIGN(SizeofHeapTupleHeader + BITMAPLEN(desc->natts));
+		}
 		if (len <= capacity)
 		{
 			tuple = heap_form_tuple(desc, values, isnull);
@@ -141,12 +145,25 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("row is too big for fastckpt table \"%s\"",
 							RelationGetRelationName(rel)),
-					 errdetail("The row needs %zu bytes (after compression); this table's slots hold %u bytes.",
-							   len, capacity),
+					 errdetail("The row needs %zu bytes%s; this table's slots hold %u bytes.",
+							   len, compressed ? " after compression" : "", capacity),
 					 errhint("Slot size is fixed when the table's storage is created: raise "
 							 "pg_fastckpt.default_row_size (for columns without a length limit) "
 							 "and rewrite the table with VACUUM FULL, or declare tighter column types.")));
 	}
+
+	/*
+	 * Stored images carry no datum header (heap_form_tuple's type id and
+	 * length share those bytes with the transaction fields): clear it as
+	 * heap_prepare_insert does, so an image never names a row type that may
+	 * have been dropped since, e.g. a rewrite's transient table.
+	 */
+	tuple->t_data->t_infomask &= ~HEAP_XACT_MASK;
+	tuple->t_data->t_infomask2 &= ~HEAP2_XACT_MASK;
+	tuple->t_data->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(tuple->t_data, InvalidTransactionId);
+	HeapTupleHeaderSetCmin(tuple->t_data, FirstCommandId);
+	HeapTupleHeaderSetXmax(tuple->t_data, InvalidTransactionId);
 	return tuple;
 }
 

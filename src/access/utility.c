@@ -64,12 +64,14 @@ fc_relid_is_fastckpt(Oid relid)
 }
 
 static void
-fc_refuse(const char *what, const char *relname, const char *hint)
+fc_refuse(const char *what, const char *relname, const char *detail,
+		  const char *hint)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("%s is not supported for fastckpt table \"%s\"", what, relname),
-			 hint ? errhint("%s", hint) : 0));
+			 errdetail("%s", detail),
+			 errhint("%s", hint)));
 }
 
 static void
@@ -145,6 +147,7 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 							 errmsg("materialized views cannot use the fastckpt access method"),
+							 errdetail("fastckpt tables must be unlogged, and PostgreSQL does not allow unlogged materialized views."),
 							 errhint("Create a fastckpt table with CREATE TABLE ... USING fastckpt AS ... instead.")));
 				}
 				if (stmt->into->rel->relpersistence == RELPERSISTENCE_PERMANENT)
@@ -180,9 +183,11 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 					break;
 				if (stmt->concurrent)
 					fc_refuse("CREATE INDEX CONCURRENTLY", stmt->relation->relname,
+							  "A concurrent build needs a validation pass over the table that the fastckpt access method does not implement.",
 							  "Use CREATE INDEX without CONCURRENTLY.");
 				if (stmt->accessMethod && strcmp(stmt->accessMethod, "brin") == 0)
 					fc_refuse("a BRIN index", stmt->relation->relname,
+							  "BRIN summarizes ranges of table blocks; fastckpt rows live in reusable shared-memory slots, so block summaries would go stale.",
 							  "Use a B-tree, hash, GiST, GIN or SP-GiST index.");
 				break;
 			}
@@ -206,7 +211,8 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 				if (OidIsValid(relid) && stmt->kind == REINDEX_OBJECT_INDEX)
 					relid = IndexGetRelation(relid, true);
 				if (fc_relid_is_fastckpt(relid))
-					fc_refuse("REINDEX CONCURRENTLY", stmt->relation->relname,
+					fc_refuse("REINDEX CONCURRENTLY", get_rel_name(relid),
+							  "A concurrent build needs a validation pass over the table that the fastckpt access method does not implement.",
 							  "Use REINDEX without CONCURRENTLY.");
 				break;
 			}

@@ -14,6 +14,7 @@
 #include "utils/timestamp.h"
 
 #include "pg_fastckpt.h"
+#include "access/fastckpt_am.h"
 #include "recovery/gate.h"
 #include "store/arena.h"
 #include "store/table_store.h"
@@ -94,18 +95,21 @@ fc_collect_table(FcTable *tbl, void *arg)
 	for (uint64 s = 0; s < nslots; s++)
 	{
 		FcSlotHeader *hdr = fc_slot_header(tbl, s);
-		uint16		flags = hdr->flags;
+		LWLock	   *lock = fc_slot_lock(tbl, s);
 
+		LWLockAcquire(lock, LW_SHARED);
 		if (hdr->marks.state[cur] != FC_PP_CLEAN)
 			r->dirty_rows++;
-		if (!(flags & FC_SLOT_USED))
-			continue;
-		r->slots_used++;
-		if ((flags & FC_SLOT_DEAD) || (flags & FC_XMIN_ABORTED) ||
-			(TransactionIdIsValid(hdr->xmax) && (flags & FC_XMAX_COMMITTED)))
-			r->dead_rows++;
-		else
-			r->rows++;
+		if (hdr->flags & FC_SLOT_USED)
+		{
+			r->slots_used++;
+			if ((hdr->flags & FC_SLOT_DEAD) || fc_xmax_committed(hdr) ||
+				(hdr->undo == NULL && fc_xmin_aborted(hdr->xmin, &hdr->flags)))
+				r->dead_rows++;
+			else
+				r->rows++;
+		}
+		LWLockRelease(lock);
 	}
 	r->slots_allocated = (int64) tbl->npages * tbl->slots_per_page;
 	r->slot_bytes = tbl->layout.stride;

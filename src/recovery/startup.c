@@ -158,6 +158,7 @@ fc_recovery_leader_main(Datum arg)
 				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 								 1000, PG_WAIT_EXTENSION);
 				ResetLatch(MyLatch);
+				CHECK_FOR_INTERRUPTS();
 				if (ShutdownRequestPending)
 					proc_exit(1);
 			}
@@ -175,6 +176,8 @@ fc_recovery_leader_main(Datum arg)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		/* absorbs ProcSignalBarriers, which DROP DATABASE waits for */
+		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;

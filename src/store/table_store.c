@@ -117,6 +117,7 @@ fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
 	Assert(tbl->slots_per_page >= 1);
 	SpinLockInit(&tbl->alloc_lock);
 	pg_atomic_init_u64(&tbl->nslots, 0);
+	pg_atomic_init_u64(&tbl->live_rows, 0);
 	fc_undo_init_table(tbl);
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 	return tbl;
@@ -160,6 +161,7 @@ fc_table_reset(FcTable *tbl)
 	tbl->free_slot_head = 0;
 	tbl->nfree_slots = 0;
 	pg_atomic_write_u64(&tbl->nslots, 0);
+	pg_atomic_write_u64(&tbl->live_rows, 0);
 	SpinLockAcquire(&fc_store->lock);
 	tbl->generation = fc_store->next_generation++;
 	SpinLockRelease(&fc_store->lock);

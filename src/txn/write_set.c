@@ -85,6 +85,38 @@ fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 					  fc_pp_live(sp, &tbl->layout), hdr->live_len);
 }
 
+/*
+ * Keep each table's committed row count for the planner: inserts add one,
+ * deletes (and the old slot of a move) take one away; one atomic add per
+ * table and transaction.  Consecutive writes usually hit the same table.
+ */
+static void
+fc_count_live_rows(void)
+{
+	FcTable    *tbl = NULL;
+	int64		delta = 0;
+
+	for (int i = 0; i <= fc_nwrites; i++)
+	{
+		FcWrite    *w = (i < fc_nwrites) ? &fc_writes[i] : NULL;
+
+		if (tbl != NULL && (w == NULL || w->tbl != tbl))
+		{
+			if (delta != 0)
+				pg_atomic_fetch_add_u64(&tbl->live_rows, (uint64) delta);
+			tbl = NULL;
+			delta = 0;
+		}
+		if (w == NULL || w->tbl->generation != w->generation)
+			continue;
+		tbl = w->tbl;
+		if (w->op == FC_OP_INSERT)
+			delta++;
+		else if (w->op == FC_OP_DELETE)
+			delta--;
+	}
+}
+
 static void
 fc_write_set_install(void)
 {
@@ -107,6 +139,7 @@ fc_write_set_install(void)
 		LWLockRelease(lock);
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+	fc_count_live_rows();
 	fc_installed = true;
 }
 
@@ -208,7 +241,9 @@ fc_xact_callback(XactEvent event, void *arg)
 			if (fc_nwrites > 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables")));
+						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
+						 errdetail("A prepared transaction outlives its session, but fastckpt keeps a transaction's row changes with the session until it ends."),
+						 errhint("Commit or roll back instead, or keep fastckpt writes out of two-phase transactions.")));
 			break;
 		default:
 			break;
