@@ -30,6 +30,8 @@ OBJS = \
 	src/monitor/stats.o
 
 PG_CPPFLAGS = -I$(srcdir)/src
+# rebuild objects whose headers changed (PGXS tracks no dependencies itself)
+PG_CFLAGS = -MMD -MP
 
 TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 
@@ -45,11 +47,13 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso
+EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso $(OBJS:.o=.d)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+-include $(OBJS:.o=.d)
 
 # The synthetic Ping-Pong microbenchmark (no PostgreSQL needed to run it).
 .PHONY: bench-pingpong

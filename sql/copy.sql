@@ -9,7 +9,7 @@ CREATE TABLE cp (
 	tags text[],
 	created date,
 	note text
-) USING fastckpt;
+) USING fastckpt WITH (autovacuum_enabled = off);
 
 COPY cp FROM STDIN;
 1	alpha	10.50	{a,b}	2024-01-01	\N

@@ -23,10 +23,13 @@ SELECT count(*) FROM dml_t;
 UPDATE dml_t SET val = val || '!', n = n + 1 WHERE id <= 3 RETURNING id, val, n;
 UPDATE dml_t SET n = n + 1 WHERE id = -1 RETURNING *;
 -- UPDATE ... FROM
-UPDATE dml_t t SET n = s.c
-  FROM (SELECT grp, count(*) AS c FROM dml_t GROUP BY grp) s
- WHERE t.grp = s.grp AND t.id > 96
-RETURNING t.id, t.grp, t.n;
+WITH u AS (
+	UPDATE dml_t t SET n = s.c
+	  FROM (SELECT grp, count(*) AS c FROM dml_t GROUP BY grp) s
+	 WHERE t.grp = s.grp AND t.id > 96
+	RETURNING t.id, t.grp, t.n
+)
+SELECT * FROM u ORDER BY id;
 -- the same row updated several times in a transaction
 BEGIN;
 UPDATE dml_t SET n = n + 10 WHERE id = 5;
@@ -89,6 +92,9 @@ RETURNING id, grp, val;
 SELECT id, grp FROM dml_t WHERE grp = 77;
 -- the same key twice in one command
 INSERT INTO dml_t VALUES (5, 0, 'a'), (5, 0, 'b') ON CONFLICT (id) DO UPDATE SET val = EXCLUDED.val;
+INSERT INTO dml_t VALUES (600, 0, 'a'), (600, 0, 'b') ON CONFLICT (id) DO UPDATE SET val = EXCLUDED.val;
+INSERT INTO dml_t VALUES (600, 0, 'a'), (600, 0, 'b') ON CONFLICT (id) DO NOTHING;
+SELECT id, val FROM dml_t WHERE id IN (5, 600) ORDER BY id;
 -- repeated upserts of one key within a transaction, then rolled back
 BEGIN;
 INSERT INTO dml_t VALUES (300, 0, 'first') ON CONFLICT (id) DO UPDATE SET n = dml_t.n + 1;
@@ -220,7 +226,11 @@ SELECT count(*) FROM dml_sys WHERE xmin = pg_current_xact_id()::xid;
 COMMIT;
 -- lookups by ctid: TID scan and TID range scan
 SELECT id, v FROM dml_sys WHERE ctid = (SELECT ctid FROM dml_sys WHERE id = 3);
+SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM dml_sys WHERE ctid = '(0,1)';
+SELECT id FROM dml_sys WHERE ctid = '(0,1)';
+EXPLAIN (COSTS OFF) SELECT count(*) FROM dml_sys WHERE ctid >= '(0,1)' AND ctid < '(100000,1)';
+RESET enable_seqscan;
 SELECT count(*) FROM dml_sys WHERE ctid = ANY (ARRAY(SELECT ctid FROM dml_sys));
 SELECT count(*) FROM dml_sys WHERE ctid >= '(0,1)' AND ctid < '(100000,1)';
 SELECT count(*) FROM dml_sys WHERE ctid = '(12345,1)';
@@ -237,14 +247,19 @@ DELETE FROM dml_sys WHERE CURRENT OF c1;
 CLOSE c1;
 SELECT id, v FROM dml_sys WHERE id BETWEEN 6 AND 9 ORDER BY id;
 COMMIT;
--- a scrollable cursor over a sequential scan
+-- a scrollable cursor over a sequential scan (rows come in slot order)
 BEGIN;
 DECLARE c2 SCROLL CURSOR FOR SELECT id FROM dml_sys WHERE id > 5 AND k < 100;
-FETCH 2 FROM c2;
-FETCH LAST FROM c2;
-FETCH PRIOR FROM c2;
-FETCH ABSOLUTE 1 FROM c2;
+FETCH ALL FROM c2;
 FETCH BACKWARD ALL FROM c2;
+FETCH ABSOLUTE 2 FROM c2;
+FETCH PRIOR FROM c2;
+FETCH LAST FROM c2;
+FETCH RELATIVE -2 FROM c2;
+FETCH BACKWARD 1 FROM c2;
+FETCH FORWARD 10 FROM c2;
+MOVE ABSOLUTE 0 IN c2;
+FETCH NEXT FROM c2;
 COMMIT;
 -- a cursor kept across the commit
 BEGIN;

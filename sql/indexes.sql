@@ -19,7 +19,6 @@ CREATE INDEX ix_code_hash ON ix USING hash (code);
 CREATE INDEX ix_lower_code ON ix (lower(code));
 CREATE INDEX ix_active ON ix (id) WHERE active;
 CREATE UNIQUE INDEX ix_payload ON ix (payload);
-CREATE INDEX ix_grp_id ON ix (grp, id DESC);
 ANALYZE ix;
 \d ix
 
@@ -93,6 +92,15 @@ SELECT count(*) FROM ix WHERE active AND grp = 30;
 RESET enable_seqscan;
 RESET enable_indexscan;
 RESET enable_indexonlyscan;
+
+-- a multi-column index with a DESC column
+CREATE INDEX ix_grp_id ON ix (grp, id DESC);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id FROM ix WHERE grp = 5 ORDER BY grp, id DESC LIMIT 3;
+SELECT id FROM ix WHERE grp = 5 AND id < 300 ORDER BY grp, id DESC;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
 
 -- a lossy bitmap (too small work_mem) rechecks every row of its blocks
 CREATE TABLE ix_lossy (id int, grp int) USING fastckpt;

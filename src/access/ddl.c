@@ -161,6 +161,8 @@ fc_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	fc_pending_drop_add(newrnode, false);
 	fc_copy_storage(src, dst, RelationGetRelid(rel));
 	fc_pending_drop_add(&rel->rd_node, true);
+	/* as heap's copy_data does: the old files go at commit */
+	RelationDropStorage(rel);
 }
 
 typedef struct FcClusterState

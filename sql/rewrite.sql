@@ -1,0 +1,244 @@
+--
+-- rewrite: statements that give a fastckpt table new storage or create one
+-- from a query: ALTER COLUMN TYPE, ADD/DROP COLUMN, SET ACCESS METHOD (both
+-- ways), CREATE TABLE AS, SELECT INTO, VACUUM FULL, CLUSTER, SET TABLESPACE.
+--
+CREATE TABLE rw (id int PRIMARY KEY, a int, b text, c numeric(6,2)) USING fastckpt;
+CREATE INDEX rw_a ON rw (a);
+INSERT INTO rw SELECT g, g * 10, 'b' || g, g / 4.0 FROM generate_series(1, 20) g;
+-- some history: in-place updates, moved rows, deleted rows
+UPDATE rw SET b = b || '!' WHERE id % 3 = 0;
+UPDATE rw SET a = -a WHERE id % 5 = 0;
+DELETE FROM rw WHERE id % 7 = 0;
+
+-- helper: read the table through a sequential scan and through its primary
+-- key, and fingerprint what each returns
+CREATE FUNCTION rw_show(rel regclass) RETURNS TABLE (seq_rows bigint, idx_rows bigint,
+													 same boolean, fingerprint text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	seq_md5 text;
+	idx_md5 text;
+BEGIN
+	SET LOCAL enable_indexscan = off;
+	SET LOCAL enable_bitmapscan = off;
+	EXECUTE format('SELECT count(*), md5(string_agg(t::text, '','' ORDER BY t::text)) FROM %s t', rel)
+		INTO seq_rows, seq_md5;
+	SET LOCAL enable_indexscan = on;
+	SET LOCAL enable_seqscan = off;
+	EXECUTE format('SELECT count(*), md5(string_agg(t::text, '','' ORDER BY t::text)) FROM %s t WHERE id > -1000000', rel)
+		INTO idx_rows, idx_md5;
+	same := seq_md5 IS NOT DISTINCT FROM idx_md5;
+	fingerprint := left(seq_md5, 8);
+	RETURN NEXT;
+END;
+$$;
+
+SELECT relfilenode AS rw_node FROM pg_class WHERE relname = 'rw' \gset
+SELECT * FROM rw ORDER BY id;
+
+-- ALTER COLUMN TYPE rewrites the table into new storage
+ALTER TABLE rw ALTER COLUMN a TYPE bigint;
+SELECT relfilenode <> :rw_node AS new_storage FROM pg_class WHERE relname = 'rw';
+SELECT fc_storage_exists(:rw_node) AS old_storage_exists, fc_has_storage('rw') AS has_storage;
+SELECT pg_typeof(a), count(*), sum(a) FROM rw GROUP BY 1;
+ALTER TABLE rw ALTER COLUMN c TYPE text USING 'c=' || c;
+ALTER TABLE rw ALTER COLUMN b TYPE varchar(20);
+SELECT * FROM rw ORDER BY id;
+-- the indexes were rebuilt with the new storage
+SELECT * FROM rw_show('rw');
+SET enable_seqscan = off;
+SELECT id, a FROM rw WHERE a = -50;
+SELECT id, a FROM rw WHERE id = 20;
+RESET enable_seqscan;
+-- a rewrite that is rolled back keeps the old storage and rows
+SELECT relfilenode AS rw_node FROM pg_class WHERE relname = 'rw' \gset
+BEGIN;
+ALTER TABLE rw ALTER COLUMN a TYPE numeric;
+SELECT relfilenode AS rw_node_rolled_back FROM pg_class WHERE relname = 'rw' \gset
+UPDATE rw SET a = a + 0.5;
+ROLLBACK;
+SELECT relfilenode = :rw_node AS same_storage FROM pg_class WHERE relname = 'rw';
+SELECT fc_storage_exists(:rw_node_rolled_back);
+SELECT pg_typeof(a), sum(a) FROM rw GROUP BY 1;
+-- a type change whose USING expression fails leaves everything as it was
+ALTER TABLE rw ALTER COLUMN c TYPE int USING c::int;
+SELECT count(*) FROM rw;
+
+-- ADD COLUMN: without default, with a constant default (no rewrite), with a
+-- volatile default (rewrite)
+SELECT relfilenode AS rw_node FROM pg_class WHERE relname = 'rw' \gset
+ALTER TABLE rw ADD COLUMN d int;
+ALTER TABLE rw ADD COLUMN e text DEFAULT 'default e';
+ALTER TABLE rw ADD COLUMN f timestamptz DEFAULT '2024-06-01 12:00+00';
+SELECT relfilenode = :rw_node AS same_storage FROM pg_class WHERE relname = 'rw';
+SELECT id, d, e, f FROM rw WHERE id <= 3 ORDER BY id;
+-- old rows (stored without the new columns) and new rows side by side
+INSERT INTO rw (id, a, b, c, d) VALUES (100, 1, 'new', 'c', 4);
+UPDATE rw SET d = id * 2 WHERE id IN (1, 2);
+UPDATE rw SET e = 'changed e' WHERE id = 3;
+SELECT id, d, e FROM rw WHERE id <= 3 OR id = 100 ORDER BY id;
+CREATE SEQUENCE rw_seq;
+ALTER TABLE rw ADD COLUMN g int DEFAULT nextval('rw_seq');
+SELECT relfilenode <> :rw_node AS new_storage FROM pg_class WHERE relname = 'rw';
+SELECT fc_storage_exists(:rw_node);
+SELECT count(DISTINCT g), min(g), max(g) FROM rw;
+-- (which row got which number depends on the scan order: make it stable)
+UPDATE rw SET g = id;
+SELECT * FROM rw_show('rw');
+
+-- DROP COLUMN
+ALTER TABLE rw DROP COLUMN b;
+ALTER TABLE rw DROP COLUMN d;
+SELECT * FROM rw WHERE id <= 3 ORDER BY id;
+INSERT INTO rw (id, a, c) VALUES (101, 2, 'after drop');
+UPDATE rw SET c = 'updated after drop' WHERE id IN (1, 101);
+SELECT id, a, c, e, g FROM rw WHERE id IN (1, 101) ORDER BY id;
+-- a column added after a DROP COLUMN, then a rewrite
+ALTER TABLE rw ADD COLUMN b2 text DEFAULT 'b2';
+ALTER TABLE rw ALTER COLUMN a TYPE int;
+SELECT id, a, c, e, b2 FROM rw WHERE id IN (1, 101) ORDER BY id;
+SELECT * FROM rw_show('rw');
+
+-- ALTER TABLE heap_table SET ACCESS METHOD fastckpt, and back to heap
+CREATE TABLE rw_am (id int PRIMARY KEY, v text, n int) USING heap;
+CREATE INDEX rw_am_n ON rw_am (n);
+INSERT INTO rw_am SELECT g, 'v' || g, g % 10 FROM generate_series(1, 500) g;
+DELETE FROM rw_am WHERE id > 490;
+SELECT count(*), sum(n) FROM rw_am;
+ALTER TABLE rw_am SET ACCESS METHOD fastckpt;
+-- now an unlogged fastckpt table, with the same rows and working indexes
+SELECT c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'rw_am';
+SELECT relpersistence FROM pg_class WHERE relname IN ('rw_am_pkey', 'rw_am_n');
+SELECT fc_has_storage('rw_am');
+SELECT count(*), sum(n) FROM rw_am;
+SELECT * FROM rw_show('rw_am');
+SET enable_seqscan = off;
+SELECT * FROM rw_am WHERE id = 250;
+SELECT count(*) FROM rw_am WHERE n = 3;
+RESET enable_seqscan;
+UPDATE rw_am SET v = 'in fastckpt' WHERE id = 1;
+-- together with other subcommands
+ALTER TABLE rw_am SET ACCESS METHOD heap, ALTER COLUMN n TYPE bigint;
+SELECT relfilenode AS rw_am_node FROM pg_class WHERE relname = 'rw_am' \gset
+-- back in heap: the table stays unlogged until SET LOGGED
+SELECT c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'rw_am';
+SELECT fc_has_storage('rw_am');
+SELECT * FROM rw_am WHERE id = 1;
+SELECT * FROM rw_show('rw_am');
+ALTER TABLE rw_am SET LOGGED;
+SELECT relpersistence FROM pg_class WHERE relname = 'rw_am';
+-- a rolled-back SET ACCESS METHOD changes nothing
+BEGIN;
+ALTER TABLE rw_am SET ACCESS METHOD fastckpt;
+SELECT relfilenode AS rw_am_node FROM pg_class WHERE relname = 'rw_am' \gset
+ROLLBACK;
+SELECT c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'rw_am';
+SELECT fc_storage_exists(:rw_am_node);
+-- an unlogged heap table becomes fastckpt too
+CREATE UNLOGGED TABLE rw_am2 (x int) USING heap;
+INSERT INTO rw_am2 VALUES (1), (2);
+ALTER TABLE rw_am2 SET ACCESS METHOD fastckpt;
+SELECT c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'rw_am2';
+SELECT * FROM rw_am2 ORDER BY x;
+
+-- CREATE TABLE ... USING fastckpt AS SELECT
+CREATE TABLE rw_ctas USING fastckpt AS
+	SELECT g AS id, 'name ' || g AS name, g % 3 AS grp FROM generate_series(1, 100) g;
+SELECT c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'rw_ctas';
+SELECT count(*), sum(id), count(DISTINCT grp) FROM rw_ctas;
+CREATE TABLE rw_ctas_empty USING fastckpt AS SELECT * FROM rw_ctas WITH NO DATA;
+SELECT count(*) FROM rw_ctas_empty;
+INSERT INTO rw_ctas_empty SELECT * FROM rw_ctas WHERE grp = 0;
+SELECT count(*) FROM rw_ctas_empty;
+PREPARE rw_q (int) AS SELECT * FROM rw_ctas WHERE grp = $1;
+CREATE TABLE rw_ctas_exec USING fastckpt AS EXECUTE rw_q (1);
+SELECT count(*) FROM rw_ctas_exec;
+DEALLOCATE rw_q;
+-- SELECT INTO and CREATE TABLE AS with default_table_access_method
+SET default_table_access_method = fastckpt;
+SELECT id, name INTO rw_into FROM rw_ctas WHERE id <= 10;
+CREATE TABLE rw_ctas_default AS SELECT id FROM rw_ctas WHERE grp = 2;
+RESET default_table_access_method;
+SELECT c.relname, c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.relname IN ('rw_into', 'rw_ctas_default') ORDER BY 1;
+SELECT count(*), sum(id) FROM rw_into;
+SELECT count(*), sum(id) FROM rw_ctas_default;
+-- CREATE TEMP TABLE AS keeps its persistence
+CREATE TEMP TABLE rw_ctas_temp USING fastckpt AS SELECT 1 AS x;
+SELECT relpersistence FROM pg_class WHERE relname = 'rw_ctas_temp';
+
+-- VACUUM FULL: new storage, same rows, dead rows gone, indexes rebuilt
+CREATE TABLE rw_vf (id int PRIMARY KEY, v text) USING fastckpt WITH (autovacuum_enabled = off);
+INSERT INTO rw_vf SELECT g, 'v' || g FROM generate_series(1, 1000) g;
+DELETE FROM rw_vf WHERE id % 2 = 0;
+UPDATE rw_vf SET v = 'updated' WHERE id % 3 = 0;
+UPDATE rw_vf SET id = id + 10000 WHERE id % 5 = 0;
+SELECT relfilenode AS rw_vf_node FROM pg_class WHERE relname = 'rw_vf' \gset
+SELECT * FROM rw_show('rw_vf');
+VACUUM FULL rw_vf;
+SELECT relfilenode <> :rw_vf_node AS new_storage FROM pg_class WHERE relname = 'rw_vf';
+SELECT fc_storage_exists(:rw_vf_node) AS old_storage_exists;
+SELECT * FROM fc_rows('rw_vf');
+SELECT * FROM rw_show('rw_vf');
+SET enable_seqscan = off;
+SELECT * FROM rw_vf WHERE id IN (3, 5, 10005) ORDER BY id;
+RESET enable_seqscan;
+-- the copied rows can be updated, in place and moved
+UPDATE rw_vf SET v = 'after vacuum full' WHERE id = 3;
+UPDATE rw_vf SET id = 5 WHERE id = 10005;
+SELECT * FROM rw_show('rw_vf');
+SELECT * FROM rw_vf WHERE id IN (3, 5, 10005) ORDER BY id;
+VACUUM (FULL, ANALYZE) rw_vf;
+SELECT reltuples FROM pg_class WHERE relname = 'rw_vf';
+
+-- CLUSTER: rows come back in index order
+CREATE TABLE rw_cl (id int, v text) USING fastckpt;
+INSERT INTO rw_cl SELECT g, 'v' || g FROM generate_series(10, 1, -1) g;
+CREATE INDEX rw_cl_id ON rw_cl (id);
+SELECT relfilenode AS rw_cl_node FROM pg_class WHERE relname = 'rw_cl' \gset
+CLUSTER rw_cl USING rw_cl_id;
+SELECT relfilenode <> :rw_cl_node AS new_storage FROM pg_class WHERE relname = 'rw_cl';
+SELECT fc_storage_exists(:rw_cl_node) AS old_storage_exists;
+SELECT * FROM rw_cl;
+INSERT INTO rw_cl VALUES (0, 'v0');
+UPDATE rw_cl SET v = 'updated' WHERE id = 5;
+CLUSTER rw_cl;
+SELECT * FROM rw_cl;
+SET enable_seqscan = off;
+SELECT * FROM rw_cl WHERE id = 5;
+RESET enable_seqscan;
+SELECT indisclustered FROM pg_index WHERE indexrelid = 'rw_cl_id'::regclass;
+
+-- ALTER TABLE ... SET TABLESPACE copies the rows to new storage
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE regress_fc_tblspc LOCATION '';
+CREATE TABLE rw_ts (id int PRIMARY KEY, v text) USING fastckpt;
+INSERT INTO rw_ts SELECT g, 'v' || g FROM generate_series(1, 20) g;
+UPDATE rw_ts SET v = 'updated' WHERE id <= 5;
+-- leave free slots in the table
+DELETE FROM rw_ts WHERE id IN (1, 2, 10);
+VACUUM rw_ts;
+SELECT relfilenode AS rw_ts_node FROM pg_class WHERE relname = 'rw_ts' \gset
+ALTER TABLE rw_ts SET TABLESPACE regress_fc_tblspc;
+SELECT fc_storage_exists(:rw_ts_node) AS old_storage_exists, fc_has_storage('rw_ts') AS has_storage;
+SELECT * FROM rw_show('rw_ts');
+SET enable_seqscan = off;
+SELECT * FROM rw_ts WHERE id IN (3, 4, 11, 20) ORDER BY id;
+RESET enable_seqscan;
+INSERT INTO rw_ts VALUES (21, 'after move');
+UPDATE rw_ts SET v = 'updated after move' WHERE id = 3;
+SELECT * FROM rw_show('rw_ts');
+-- and back
+ALTER TABLE rw_ts SET TABLESPACE pg_default;
+SELECT * FROM rw_show('rw_ts');
+SELECT * FROM rw_ts WHERE id <= 5 ORDER BY id;
+DROP TABLE rw_ts;
+SET statement_timeout = '10s';
+DROP TABLESPACE regress_fc_tblspc;
+RESET statement_timeout;
+
+DROP TABLE rw, rw_am, rw_am2, rw_ctas, rw_ctas_empty, rw_ctas_exec, rw_into,
+	rw_ctas_default, rw_vf, rw_cl;
+DROP SEQUENCE rw_seq;
+DROP FUNCTION rw_show(regclass);

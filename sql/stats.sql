@@ -1,0 +1,117 @@
+--
+-- stats: the monitoring views fastckpt_stat_memory, fastckpt_stat_tables
+-- and fastckpt_stat_recovery: their columns, what they report, and who may
+-- read them (pg_monitor, not ordinary roles).
+--
+\d fastckpt_stat_memory
+\d fastckpt_stat_tables
+\d fastckpt_stat_recovery
+
+-- the arena: one row, consistent figures
+SELECT count(*) FROM fastckpt_stat_memory;
+SELECT limit_bytes = pg_size_bytes(current_setting('pg_fastckpt.memory_limit')) AS limit_is_setting,
+	   used_bytes + free_bytes = limit_bytes AS used_plus_free_is_limit,
+	   table_bytes + undo_bytes + directory_bytes <= used_bytes AS parts_within_used,
+	   used_bytes % page_bytes = 0 AS whole_pages,
+	   page_bytes > 0 AS has_page_size
+  FROM fastckpt_stat_memory;
+
+CREATE TABLE st_a (id int PRIMARY KEY, v text, n int) USING fastckpt WITH (autovacuum_enabled = off);
+CREATE TABLE st_b (x int) USING fastckpt WITH (autovacuum_enabled = off);
+SELECT tables_in_database = (SELECT count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+							  WHERE a.amname = 'fastckpt') AS counts_tables,
+	   tables_in_database
+  FROM fastckpt_stat_memory;
+SELECT fc_used_bytes() AS used_before \gset
+INSERT INTO st_a SELECT g, 'v' || g, 0 FROM generate_series(1, 2000) g;
+SELECT used_bytes > :used_before AS grew, table_bytes > 0 AS has_table_bytes FROM fastckpt_stat_memory;
+
+-- one row per table storage
+SELECT database = current_database() AS this_db, relation, n_rows, n_dead_rows, slots_used,
+	   slots_allocated >= slots_used AS allocated_enough,
+	   slot_bytes > row_image_bytes AS slot_holds_image,
+	   memory_bytes >= slots_allocated * row_image_bytes AS memory_covers_slots,
+	   memory_bytes_per_row IS NOT NULL AS has_per_row,
+	   undo_records, dirty_rows >= 0 AS dirty_ok, last_checkpoint_bytes
+  FROM fastckpt_stat_tables
+ WHERE relation IN ('st_a'::regclass, 'st_b'::regclass)
+ ORDER BY relation::text;
+SELECT relfilenode = (SELECT relfilenode FROM pg_class WHERE relname = 'st_a') AS same_relfilenode
+  FROM fastckpt_stat_tables WHERE relation = 'st_a'::regclass;
+-- tables in other databases are listed without a relation name
+SELECT count(*) FROM fastckpt_stat_tables WHERE database <> current_database() AND relation IS NOT NULL;
+
+-- committed changes are counted at once
+DELETE FROM st_a WHERE id <= 100;
+SELECT n_rows, n_dead_rows, slots_used FROM fastckpt_stat_tables WHERE relation = 'st_a'::regclass;
+UPDATE st_a SET id = id + 10000 WHERE id <= 200;
+SELECT n_rows, n_dead_rows, slots_used FROM fastckpt_stat_tables WHERE relation = 'st_a'::regclass;
+-- in-place updates keep old versions in undo until VACUUM
+UPDATE st_a SET n = n + 1 WHERE id <= 1000;
+SELECT n_rows, n_dead_rows, undo_records > 0 AS has_undo, undo_bytes > 0 AS has_undo_bytes
+  FROM fastckpt_stat_tables WHERE relation = 'st_a'::regclass;
+VACUUM st_a;
+SELECT n_rows, n_dead_rows, slots_used, undo_records
+  FROM fastckpt_stat_tables WHERE relation = 'st_a'::regclass;
+-- rolled-back inserts show up as dead rows until VACUUM
+BEGIN;
+INSERT INTO st_b SELECT generate_series(1, 50);
+ROLLBACK;
+SELECT n_rows, n_dead_rows FROM fastckpt_stat_tables WHERE relation = 'st_b'::regclass;
+VACUUM st_b;
+SELECT n_rows, n_dead_rows FROM fastckpt_stat_tables WHERE relation = 'st_b'::regclass;
+
+-- slot sizes follow the column types
+CREATE TABLE st_fixed (a int, b bigint, c char(10), d timestamptz) USING fastckpt;
+CREATE TABLE st_text (a int, t text) USING fastckpt;
+SET pg_fastckpt.default_row_size = '1kB';
+CREATE TABLE st_text_1k (a int, t text) USING fastckpt;
+RESET pg_fastckpt.default_row_size;
+SELECT relation, row_image_bytes < 256 AS exact_bound FROM fastckpt_stat_tables
+ WHERE relation = 'st_fixed'::regclass;
+SELECT relation, row_image_bytes FROM fastckpt_stat_tables
+ WHERE relation IN ('st_text'::regclass, 'st_text_1k'::regclass) ORDER BY relation::text;
+-- a rewrite reads the setting again
+SET pg_fastckpt.default_row_size = '512B';
+VACUUM FULL st_text;
+RESET pg_fastckpt.default_row_size;
+SELECT relation, row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'st_text'::regclass;
+
+-- recovery at startup has finished and opened the tables
+SELECT tables_open, started_at IS NOT NULL AS started, finished_at >= started_at AS finished,
+	   workers >= 0 AS workers_ok, index_reset_seconds >= 0 AS seconds_ok
+  FROM fastckpt_stat_recovery;
+
+-- who may read the views: pg_monitor members, not ordinary roles
+CREATE ROLE regress_fc_plain;
+CREATE ROLE regress_fc_monitor IN ROLE pg_monitor;
+SELECT r.rolname, v.view, has_table_privilege(r.rolname, v.view, 'SELECT') AS can_select
+  FROM (VALUES ('regress_fc_plain'), ('regress_fc_monitor')) r(rolname),
+	   (VALUES ('fastckpt_stat_memory'), ('fastckpt_stat_tables'), ('fastckpt_stat_recovery')) v(view)
+ ORDER BY 1, 2;
+SELECT r.rolname, f.func, has_function_privilege(r.rolname, f.func, 'EXECUTE') AS can_execute
+  FROM (VALUES ('regress_fc_plain'), ('regress_fc_monitor')) r(rolname),
+	   (VALUES ('fastckpt_stat_memory_internal()'), ('fastckpt_stat_tables_internal()'),
+			   ('fastckpt_stat_recovery_internal()')) f(func)
+ ORDER BY 1, 2;
+SET ROLE regress_fc_plain;
+SELECT count(*) FROM fastckpt_stat_memory;
+SELECT count(*) FROM fastckpt_stat_tables;
+SELECT count(*) FROM fastckpt_stat_recovery;
+SELECT count(*) FROM fastckpt_stat_memory_internal();
+SELECT count(*) FROM fastckpt_stat_tables_internal();
+RESET ROLE;
+SET ROLE regress_fc_monitor;
+SELECT count(*) FROM fastckpt_stat_memory;
+SELECT count(*) > 0 AS sees_tables FROM fastckpt_stat_tables;
+SELECT tables_open FROM fastckpt_stat_recovery;
+RESET ROLE;
+DROP ROLE regress_fc_plain;
+DROP ROLE regress_fc_monitor;
+
+-- dropped tables leave the views
+SELECT relfilenode AS st_a_node FROM pg_class WHERE relname = 'st_a' \gset
+DROP TABLE st_a, st_b, st_fixed, st_text, st_text_1k;
+SELECT count(*) FROM fastckpt_stat_tables WHERE relfilenode = :st_a_node;
+SELECT count(*) FROM fastckpt_stat_tables WHERE database = current_database();
+SELECT tables_in_database FROM fastckpt_stat_memory;
