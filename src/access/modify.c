@@ -31,8 +31,13 @@
 #include "store/undo.h"
 #include "txn/write_set.h"
 
-/* Undo records a writer tries to reclaim after each in-place update. */
-#define FC_RECLAIM_PER_UPDATE	4
+/*
+ * Writers reclaim undo in batches, once a table holds more than a few old
+ * versions: reclaiming after every update would make hot rows' latches and
+ * the table's undo lock a meeting point for all writers.
+ */
+#define FC_RECLAIM_THRESHOLD	64
+#define FC_RECLAIM_BATCH		32
 
 uint64
 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
@@ -428,7 +433,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		slot->tts_tid = *otid;
 		*update_indexes = false;
 		pgstat_count_heap_update(rel, true);
-		fc_undo_reclaim(tbl, GlobalVisTestFor(rel), FC_RECLAIM_PER_UPDATE);
+		if (tbl->undo_live > FC_RECLAIM_THRESHOLD)
+			fc_undo_reclaim(tbl, GlobalVisTestFor(rel), FC_RECLAIM_BATCH);
 	}
 	else
 	{

@@ -1,0 +1,68 @@
+# Limits and setup errors: CREATE EXTENSION without the library preloaded,
+# and a full arena -- a clear error naming the table, the limit and the
+# setting; the server stays up, committed rows are untouched, and memory
+# freed by DELETE + VACUUM is used again.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+# 1. not preloaded
+my $plain = PostgreSQL::Test::Cluster->new('not_preloaded');
+$plain->init;
+$plain->start;
+my ($rc, $out, $err) = $plain->psql('postgres', 'CREATE EXTENSION pg_fastckpt');
+isnt($rc, 0, 'CREATE EXTENSION fails without shared_preload_libraries');
+like($err, qr/must be loaded via shared_preload_libraries/, 'the error says why');
+like($err, qr/shared_preload_libraries = 'pg_fastckpt'/, 'the hint says exactly what to add');
+$plain->stop;
+
+# 2. a full arena (the smallest allowed: 16 MB)
+my $node = fastckpt_node('memory_full', "pg_fastckpt.memory_limit = '16MB'\n");
+$node->safe_psql('postgres',
+	'CREATE TABLE wide (id int PRIMARY KEY, pad char(2000)) USING fastckpt');
+
+# commit in batches until the arena refuses one
+my $committed = 0;
+my $error = '';
+for my $batch (0 .. 200)
+{
+	my $from = $batch * 100 + 1;
+	my $to = $from + 99;
+	($rc, $out, $err) = $node->psql('postgres',
+		"INSERT INTO wide SELECT g, 'x' FROM generate_series($from, $to) g");
+	if ($rc != 0)
+	{
+		$error = $err;
+		last;
+	}
+	$committed = $to;
+}
+ok($committed > 0, "rows committed before the arena filled up ($committed)");
+like($error, qr/pg_fastckpt memory is full while writing table "wide"/,
+	'full arena: the error names the table');
+like($error, qr/All 16 MB of pg_fastckpt.memory_limit are in use/,
+	'full arena: the error gives the limit');
+like($error, qr/Raise pg_fastckpt.memory_limit/, 'full arena: the hint names the setting');
+
+is($node->safe_psql('postgres', 'SELECT count(*), min(id), max(id) FROM wide'),
+	"$committed|1|$committed", 'committed rows are all there, the failed batch left nothing');
+is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server is still up');
+
+# free half the rows, vacuum, and the memory serves new rows again
+$node->safe_psql('postgres', 'DELETE FROM wide WHERE id % 2 = 0');
+$node->safe_psql('postgres', 'VACUUM wide');
+my $half = int($committed / 2) - 100;
+$node->safe_psql('postgres',
+	"INSERT INTO wide SELECT g, 'y' FROM generate_series(1000001, 1000000 + $half) g");
+is($node->safe_psql('postgres', "SELECT count(*) FROM wide WHERE pad LIKE 'y%'"),
+	$half, 'slots freed by VACUUM are reused');
+
+ok(!$node->log_contains('TRAP:|terminated by signal|PANIC'),
+	'no assertion failure, crash or PANIC in the log');
+$node->stop;
+done_testing();
