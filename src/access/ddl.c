@@ -109,7 +109,6 @@ fc_copy_storage(FcTable *src, FcTable *dst, Oid relid)
 		FcSlotHeader *dhdr = fc_slot_header(dst, d);
 		FcUndo	  **chain;
 		int			depth = 0;
-		FcUndo	  **link;
 
 		Assert(d == s);
 		if (!(hdr->flags & FC_SLOT_USED))
@@ -128,19 +127,15 @@ fc_copy_storage(FcTable *src, FcTable *dst, Oid relid)
 		depth = 0;
 		for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
 			chain[depth++] = u;
-		link = &dhdr->undo;
-		for (int i = 0; i < depth; i++)
+		/* oldest first, so pushes rebuild the chain in order */
+		for (int i = depth - 1; i >= 0; i--)
 		{
 			FcUndo	   *copy = fc_undo_alloc(dst, relid);
 
 			memcpy(copy, chain[i], FC_UNDO_HEADER_SIZE + chain[i]->len);
-			copy->prev = NULL;
-			*link = copy;
-			link = &copy->prev;
-			chain[i] = copy;
+			fc_undo_push(dhdr, copy);
+			fc_undo_enqueue(dst, copy);
 		}
-		for (int i = depth - 1; i >= 0; i--)
-			fc_undo_enqueue(dst, chain[i]);
 		pfree(chain);
 	}
 	for (uint64 i = 0; i < nfree; i++)

@@ -418,11 +418,10 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		undo->flags = hdr->flags & FC_XMIN_HINTS;
 		undo->superseded_by = xid;
 		undo->slotno = slotno;
-		undo->prev = hdr->undo;
+		fc_undo_push(hdr, undo);
 
 		memcpy(fc_pp_live(sp, &tbl->layout), newtup->t_data, newtup->t_len);
 		hdr->live_len = newtup->t_len;
-		hdr->undo = undo;
 		hdr->xmin = xid;
 		hdr->cmin = cid;
 		hdr->xmax = InvalidTransactionId;

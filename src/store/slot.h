@@ -107,6 +107,7 @@ StaticAssertDecl(sizeof(FcSlotHeader) == FC_SLOT_HEADER_SIZE,
 struct FcUndo
 {
 	FcUndo	   *prev;			/* next older version of the same row */
+	FcUndo	   *newer;			/* next newer one; NULL: the slot points here */
 	FcUndo	   *fifo_next;		/* allocation order, for reclaim */
 	uint64		slotno;
 	TransactionId xmin;

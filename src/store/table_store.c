@@ -337,8 +337,11 @@ fc_slot_free(FcTable *tbl, uint64 slotno)
 {
 	FcSlotHeader *hdr = fc_slot_header(tbl, slotno);
 
+	/* its old versions stay queued for reclaim, no longer linked */
+	LWLockAcquire(fc_slot_lock(tbl, slotno), LW_EXCLUSIVE);
 	hdr->flags = 0;
-	hdr->undo = NULL;
+	fc_undo_detach_chain(hdr);
+	LWLockRelease(fc_slot_lock(tbl, slotno));
 	hdr->xlock = InvalidTransactionId;
 	hdr->xlock_info = 0;
 	SpinLockAcquire(&tbl->alloc_lock);

@@ -120,23 +120,65 @@ fc_undo_enqueue(FcTable *tbl, FcUndo *undo)
 /*
  * Unlink a reclaimable record from its row's chain.  Everything older in
  * the chain was queued earlier and is already gone, so the record is the
- * chain's tail: clearing the pointer to it is enough.
+ * chain's oldest: O(1) through its link to the next newer version, however
+ * long a long-running snapshot let the chain grow.
  */
 static void
 fc_undo_unlink(FcTable *tbl, FcUndo *undo)
 {
 	LWLock	   *lock = fc_slot_lock(tbl, undo->slotno);
-	FcSlotHeader *hdr;
-	FcUndo	  **link;
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
-	hdr = fc_slot_header(tbl, undo->slotno);
-	link = &hdr->undo;
-	while (*link != NULL && *link != undo)
-		link = &(*link)->prev;
-	if (*link == undo)
-		*link = undo->prev;
+	/* a record rolled back, or whose row was freed, is no longer linked */
+	if (!(undo->flags & FC_UNDO_DETACHED))
+	{
+		if (undo->newer != NULL)
+			undo->newer->prev = undo->prev;
+		else
+			fc_slot_header(tbl, undo->slotno)->undo = undo->prev;
+		if (undo->prev != NULL)
+			undo->prev->newer = undo->newer;
+	}
 	LWLockRelease(lock);
+}
+
+/*
+ * Put a new version at the head of a slot's chain; slot latch held
+ * exclusively.
+ */
+void
+fc_undo_push(FcSlotHeader *hdr, FcUndo *undo)
+{
+	undo->prev = hdr->undo;
+	undo->newer = NULL;
+	if (undo->prev != NULL)
+		undo->prev->newer = undo;
+	hdr->undo = undo;
+}
+
+/* Take the head of a slot's chain off (rollback); latch held exclusively. */
+FcUndo *
+fc_undo_pop(FcSlotHeader *hdr)
+{
+	FcUndo	   *undo = hdr->undo;
+
+	hdr->undo = undo->prev;
+	if (undo->prev != NULL)
+		undo->prev->newer = NULL;
+	undo->flags |= FC_UNDO_DETACHED;
+	return undo;
+}
+
+/*
+ * Detach a whole chain (its slot is being freed); the FIFO frees the
+ * records later.  Latch held exclusively, or the table owned exclusively.
+ */
+void
+fc_undo_detach_chain(FcSlotHeader *hdr)
+{
+	for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
+		u->flags |= FC_UNDO_DETACHED;
+	hdr->undo = NULL;
 }
 
 int
@@ -183,8 +225,7 @@ fc_undo_reclaim(FcTable *tbl, GlobalVisState *vistest, int max_records)
 			tbl->undo_fifo_tail = NULL;
 		SpinLockRelease(&tbl->undo_lock);
 
-		if (!(head->flags & FC_UNDO_DETACHED))
-			fc_undo_unlink(tbl, head);
+		fc_undo_unlink(tbl, head);
 
 		SpinLockAcquire(&tbl->undo_lock);
 		fc_undo_free_locked(tbl, head);

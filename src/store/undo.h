@@ -22,6 +22,11 @@ extern FcUndo *fc_undo_alloc(FcTable *tbl, Oid relid);
 /* Give back a record that was never linked into a chain. */
 extern void fc_undo_release_unused(FcTable *tbl, FcUndo *undo);
 
+/* Chain maintenance; the slot latch is held exclusively. */
+extern void fc_undo_push(FcSlotHeader *hdr, FcUndo *undo);
+extern FcUndo *fc_undo_pop(FcSlotHeader *hdr);
+extern void fc_undo_detach_chain(FcSlotHeader *hdr);
+
 /* Queue a record that was linked into a row's chain for later reclaim. */
 extern void fc_undo_enqueue(FcTable *tbl, FcUndo *undo);
 

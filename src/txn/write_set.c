@@ -21,6 +21,7 @@
 
 #include "pg_fastckpt.h"
 #include "store/table_store.h"
+#include "store/undo.h"
 #include "txn/write_set.h"
 
 typedef struct FcWrite
@@ -159,15 +160,13 @@ fc_rollback_write(FcWrite *w)
 		case FC_OP_UPDATE:
 			if (hdr->xmin == w->xid && hdr->undo != NULL)
 			{
-				FcUndo	   *undo = hdr->undo;
+				FcUndo	   *undo = fc_undo_pop(hdr);
 
 				memcpy(fc_pp_live(sp, &w->tbl->layout), undo->data, undo->len);
 				hdr->live_len = undo->len;
 				hdr->xmin = undo->xmin;
 				hdr->cmin = undo->cmin;
 				hdr->flags = (hdr->flags & ~FC_XMIN_HINTS) | (undo->flags & FC_XMIN_HINTS);
-				hdr->undo = undo->prev;
-				undo->flags |= FC_UNDO_DETACHED;
 			}
 			break;
 		case FC_OP_DELETE:

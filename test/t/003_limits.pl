@@ -62,6 +62,27 @@ $node->safe_psql('postgres',
 is($node->safe_psql('postgres', "SELECT count(*) FROM wide WHERE pad LIKE 'y%'"),
 	$half, 'slots freed by VACUUM are reused');
 
+# A row updated many times while versions cannot be reclaimed grows a long
+# undo chain; reclaiming it must take linear time (each version is unlinked
+# in O(1)), not a walk of the chain per version.
+$node->safe_psql('postgres', q{
+	DROP TABLE wide;
+	CREATE TABLE hot (id int PRIMARY KEY, n int) USING fastckpt;
+	INSERT INTO hot VALUES (1, 0);
+	DO $$ BEGIN FOR i IN 1 .. 100000 LOOP UPDATE hot SET n = n + 1 WHERE id = 1; END LOOP; END $$;
+});
+is($node->safe_psql('postgres',
+		q{SELECT undo_records > 90000 FROM fastckpt_stat_tables WHERE relation = 'hot'::regclass}),
+	't', 'a long chain of old versions built up');
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET statement_timeout = '20s';
+	VACUUM hot;
+	SELECT undo_records, n_rows FROM fastckpt_stat_tables WHERE relation = 'hot'::regclass;
+	SELECT n FROM hot;});
+is($rc, 0, 'VACUUM reclaims a 100000-version chain within 20 s') or diag($err);
+is($out, "0|1
+100000", 'all old versions reclaimed, the row intact');
+
 ok(!$node->log_contains('TRAP:|terminated by signal|PANIC'),
 	'no assertion failure, crash or PANIC in the log');
 $node->stop;
