@@ -49,6 +49,10 @@ extern bool fc_slot_recently_dead(FcSlotHeader *hdr);
 extern const TupleTableSlotOps *fc_slot_callbacks(Relation rel);
 extern void fc_store_version(TupleTableSlot *slot, Relation rel, uint64 slotno,
 							 const FcVisible *v);
+extern void fc_store_version_buffered(TupleTableSlot *slot, Relation rel,
+									  uint64 slotno, const FcVisible *v,
+									  HeapTuple *buffer, uint32 *buffer_capacity,
+									  uint32 capacity);
 extern HeapTuple fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot);
 extern void fc_check_serializable(Relation rel);
 
@@ -70,6 +74,9 @@ typedef struct FcScanDesc
 	BlockNumber cur_block;
 	bool		parallel_block_valid;
 	struct ParallelBlockTableScanWorkerData *pwork;	/* parallel scans */
+	TupleTableSlot *buf_slot;	/* the slot rows are returned into */
+	HeapTuple	buf;			/* reused for each of them */
+	uint32		buf_cap;
 } FcScanDesc;
 
 extern TableScanDesc fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,

@@ -51,6 +51,37 @@ fc_fetch_slot_version(Relation rel, FcTable *tbl, uint64 slotno,
 	return found;
 }
 
+/*
+ * A scan's own row fetch: into a reused buffer when rows keep going into
+ * the same heap-tuple slot (the usual case), else into a fresh copy.
+ */
+static bool
+fc_scan_fetch(FcScanDesc *scan, uint64 slotno, TupleTableSlot *slot)
+{
+	Relation	rel = scan->base.rs_rd;
+	FcTable    *tbl = scan->tbl;
+	LWLock	   *lock;
+	char	   *sp;
+	FcVisible	v;
+	bool		found;
+
+	if (scan->buf_slot == NULL && TTS_IS_HEAPTUPLE(slot))
+		scan->buf_slot = slot;
+	if (slot != scan->buf_slot)
+		return fc_fetch_slot_version(rel, tbl, slotno, scan->base.rs_snapshot, slot);
+
+	lock = fc_slot_lock(tbl, slotno);
+	sp = fc_slot_ptr(tbl, slotno);
+	LWLockAcquire(lock, LW_SHARED);
+	found = fc_visible_version((FcSlotHeader *) sp, fc_pp_live(sp, &tbl->layout),
+							   scan->base.rs_snapshot, &v);
+	if (found)
+		fc_store_version_buffered(slot, rel, slotno, &v, &scan->buf,
+								  &scan->buf_cap, tbl->layout.image_capacity);
+	LWLockRelease(lock);
+	return found;
+}
+
 TableScanDesc
 fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 			  struct ScanKeyData *key, ParallelTableScanDesc pscan,
@@ -144,7 +175,6 @@ fc_parallel_next_block(FcScanDesc *scan)
 static bool
 fc_scan_serial(FcScanDesc *scan, ScanDirection direction, TupleTableSlot *slot)
 {
-	TableScanDesc sscan = &scan->base;
 	int64		lo = (int64) scan->next_slot;
 	int64		hi = (int64) scan->end_slot;
 	int64		s;
@@ -153,8 +183,7 @@ fc_scan_serial(FcScanDesc *scan, ScanDirection direction, TupleTableSlot *slot)
 	{
 		/* refetch the current row, if there is one */
 		if (scan->started && scan->cur >= lo && scan->cur < hi &&
-			fc_fetch_slot_version(sscan->rs_rd, scan->tbl, (uint64) scan->cur,
-								  sscan->rs_snapshot, slot))
+			fc_scan_fetch(scan, (uint64) scan->cur, slot))
 			return true;
 		ExecClearTuple(slot);
 		return false;
@@ -163,8 +192,7 @@ fc_scan_serial(FcScanDesc *scan, ScanDirection direction, TupleTableSlot *slot)
 	{
 		for (s = scan->started ? scan->cur + 1 : lo; s < hi; s++)
 		{
-			if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, (uint64) s,
-									  sscan->rs_snapshot, slot))
+			if (fc_scan_fetch(scan, (uint64) s, slot))
 			{
 				scan->cur = s;
 				scan->started = true;
@@ -177,8 +205,7 @@ fc_scan_serial(FcScanDesc *scan, ScanDirection direction, TupleTableSlot *slot)
 	{
 		for (s = scan->started ? scan->cur - 1 : hi - 1; s >= lo; s--)
 		{
-			if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, (uint64) s,
-									  sscan->rs_snapshot, slot))
+			if (fc_scan_fetch(scan, (uint64) s, slot))
 			{
 				scan->cur = s;
 				scan->started = true;
@@ -213,8 +240,7 @@ fc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 		{
 			uint64		slotno = scan->next_slot++;
 
-			if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, slotno,
-									  sscan->rs_snapshot, slot))
+			if (fc_scan_fetch(scan, slotno, slot))
 			{
 				pgstat_count_heap_getnext(sscan->rs_rd);
 				return true;
@@ -295,8 +321,7 @@ fc_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
 		}
 		if (slotno >= nslots)
 			continue;
-		if (fc_fetch_slot_version(sscan->rs_rd, scan->tbl, slotno,
-								  sscan->rs_snapshot, slot))
+		if (fc_scan_fetch(scan, slotno, slot))
 		{
 			pgstat_count_heap_fetch(sscan->rs_rd);
 			return true;

@@ -29,15 +29,12 @@ fc_slot_callbacks(Relation rel)
 	return &TTSOpsHeapTuple;
 }
 
-void
-fc_store_version(TupleTableSlot *slot, Relation rel, uint64 slotno,
-				 const FcVisible *v)
+/* Fill a heap tuple (data area right after the header) from a version. */
+static void
+fc_fill_tuple(HeapTuple tuple, Relation rel, uint64 slotno, const FcVisible *v)
 {
-	HeapTuple	tuple;
-	HeapTupleHeader td;
+	HeapTupleHeader td = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
 
-	tuple = (HeapTuple) MemoryContextAlloc(slot->tts_mcxt, HEAPTUPLESIZE + v->len);
-	td = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
 	memcpy(td, v->data, v->len);
 	tuple->t_len = v->len;
 	tuple->t_data = td;
@@ -57,8 +54,43 @@ fc_store_version(TupleTableSlot *slot, Relation rel, uint64 slotno,
 		td->t_infomask |= HEAP_XMAX_INVALID;
 	}
 	td->t_ctid = tuple->t_self;
+}
 
+/* Copy a version into the executor slot, which owns the copy. */
+void
+fc_store_version(TupleTableSlot *slot, Relation rel, uint64 slotno,
+				 const FcVisible *v)
+{
+	HeapTuple	tuple;
+
+	tuple = (HeapTuple) MemoryContextAlloc(slot->tts_mcxt, HEAPTUPLESIZE + v->len);
+	fc_fill_tuple(tuple, rel, slotno, v);
 	ExecStoreHeapTuple(tuple, slot, true);
+	slot->tts_tableOid = RelationGetRelid(rel);
+}
+
+/*
+ * Copy a version into a buffer that a scan reuses for every row it returns
+ * into the same slot, sparing an allocation per row.  The slot does not own
+ * the buffer: like a heap buffer tuple it stays valid until the scan
+ * returns the next row into that slot, and consumers that keep rows copy
+ * them (materialize) as they must for heap.  The buffer lives in the
+ * slot's memory context, so it outlives the slot's contents.
+ */
+void
+fc_store_version_buffered(TupleTableSlot *slot, Relation rel, uint64 slotno,
+						  const FcVisible *v, HeapTuple *buffer,
+						  uint32 *buffer_capacity, uint32 capacity)
+{
+	/* a rescan may meet a new storage with larger slots (TRUNCATE) */
+	if (*buffer == NULL || *buffer_capacity < v->len)
+	{
+		*buffer_capacity = Max(capacity, v->len);
+		*buffer = (HeapTuple) MemoryContextAlloc(slot->tts_mcxt,
+												 HEAPTUPLESIZE + *buffer_capacity);
+	}
+	fc_fill_tuple(*buffer, rel, slotno, v);
+	ExecStoreHeapTuple(*buffer, slot, false);
 	slot->tts_tableOid = RelationGetRelid(rel);
 }
 

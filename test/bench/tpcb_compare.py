@@ -136,7 +136,18 @@ checkpoint_timeout = '30min'
 
     def med(script, config, key):
         vals = sorted(r[key] for r in results if r["script"] == script and r["config"] == config)
-        return vals[len(vals) // 2]
+        n = len(vals)
+        return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+    def ratios(script, config, base):
+        """Per-round ratio to a baseline measured in the same round."""
+        out = []
+        for rnd in range(a.rounds):
+            mine = [r["tps"] for r in results if r["script"] == script and r["config"] == config and r["round"] == rnd]
+            ref = [r["tps"] for r in results if r["script"] == script and r["config"] == base and r["round"] == rnd]
+            if mine and ref:
+                out.append(mine[0] / ref[0])
+        return out
 
     cpu = ""
     try:
@@ -151,7 +162,8 @@ checkpoint_timeout = '30min'
         f"Command: `bash test/bench/tpcb_compare.sh --seconds {a.seconds} --scale {a.scale} "
         f"--clients {a.clients} --rounds {a.rounds}`; pgbench -c {a.clients} -j {a.jobs} "
         f"-T {a.seconds}, scale {a.scale}, one cluster (shared_buffers 1GB, max_wal_size 8GB), "
-        "one database per configuration. Medians over rounds.",
+        "one database per configuration; each round runs every configuration in turn. "
+        "Table: medians over rounds; ratios in the table are of those medians.",
         "",
     ]
     for script, title, _ in SCRIPTS:
@@ -165,6 +177,11 @@ checkpoint_timeout = '30min'
             lines.append(f"| {label} | {t:,.0f} | {med(script, name, 'lat_avg_ms'):.2f} | "
                          f"{med(script, name, 'lat_p99_ms'):.2f} | {t / unl:.2f}x | {t / syn:.2f}x | "
                          f"{med(script, name, 'wal_syncs_per_txn'):.2f} |")
+        lines.append("")
+        per_round = ratios(script, "fastckpt", "heap_unlogged")
+        lines.append("fastckpt / UNLOGGED heap, round by round: "
+                     + ", ".join(f"{x:.2f}" for x in per_round)
+                     + f" (mean {sum(per_round) / len(per_round):.2f}).")
         lines.append("")
     bad = [k for k, v in checks.items() if v != "t"]
     lines.append("Balance check after the runs (sum(abalance) = sum(bbalance)): "
