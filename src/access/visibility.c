@@ -234,31 +234,18 @@ fc_visible_mvcc(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
 	return false;
 }
 
-/* SnapshotSelf: everything committed now, plus all of our own changes. */
+/*
+ * SnapshotSelf: everything committed now, plus all of our own changes --
+ * the newest settled version, unless that is the live one and it is
+ * deleted by us or by a committed transaction.
+ */
 static bool
 fc_visible_self(FcSlotHeader *hdr, const char *live, FcVisible *out)
 {
-	TransactionId newer;
-
-	if (fc_xmin_settled(hdr->xmin, &hdr->flags))
-	{
-		if (fc_xmax_live(hdr) &&
-			(TransactionIdIsCurrentTransactionId(hdr->xmax) || fc_xmax_committed(hdr)))
-			return false;
-		fc_set_live(hdr, live, out);
-		return true;
-	}
-	newer = hdr->xmin;
-	for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)
-	{
-		if (fc_xmin_settled(u->xmin, &u->flags))
-		{
-			fc_set_undo(u, newer, out);
-			return true;
-		}
-		newer = u->xmin;
-	}
-	return false;
+	if (fc_xmin_settled(hdr->xmin, &hdr->flags) && fc_xmax_live(hdr) &&
+		(TransactionIdIsCurrentTransactionId(hdr->xmax) || fc_xmax_committed(hdr)))
+		return false;
+	return fc_newest_settled(hdr, live, out);
 }
 
 /*
