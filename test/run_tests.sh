@@ -45,40 +45,40 @@ record() {
 	fi
 }
 
+# One `make installcheck` limited to one kind of suite; on failure, show the
+# end of its output and of the files that explain it.  Uses run_suite's
+# $dir and $pg_config.
+run_part() {
+	local label=$1 part=$2 vars=$3 explain=$4
+	local log=/tmp/pg_fastckpt_test_${label}_$part.log
+	local rc f
+
+	fc_say "[$label] $part"
+	fc_as_user "cd '$dir' && make -s PG_CONFIG='$pg_config' installcheck $vars" >"$log" 2>&1
+	rc=$?
+	grep -E "^(ok|not ok|test |t/|test/|All tests|Files=|Result|#   Failed|.*tests passed|.*failed)" "$log" | tail -40
+	if [ $rc != 0 ]; then
+		tail -60 "$log"
+		for f in $explain; do
+			[ -f "$f" ] && { echo "--- $f"; tail -150 "$f"; }
+		done
+	fi
+	record "[$label] $part" $rc
+}
+
 run_suite() {
 	local label=$1 pg_config=$2
 	local dir=/tmp/pg_fastckpt_test_$label
-	local log=/tmp/pg_fastckpt_test_$label.log
 
 	fc_say "[$label] building and installing with $pg_config"
 	fc_private_copy "$here" "$dir"
 	fc_build_install "$dir" "$pg_config"
 
-	fc_say "[$label] pg_regress"
-	fc_as_user "cd '$dir' && make -s PG_CONFIG='$pg_config' installcheck REGRESS_OPTS_EXTRA= ISOLATION= PROVE_TESTS= TAP_TESTS=" >"$log.regress" 2>&1
-	local rc=$?
-	grep -E "^(ok|not ok|test |     |#|.*tests passed|.*failed)" "$log.regress" | tail -40
-	[ $rc = 0 ] || cat "$dir/regression.diffs" 2>/dev/null | head -150
-	record "[$label] pg_regress" $rc
-
-	fc_say "[$label] isolation"
-	fc_as_user "cd '$dir' && make -s PG_CONFIG='$pg_config' installcheck REGRESS= TAP_TESTS=" >"$log.iso" 2>&1
-	rc=$?
-	grep -E "^(ok|not ok|test |     |.*tests passed|.*failed)" "$log.iso" | tail -40
-	[ $rc = 0 ] || cat "$dir/output_iso/regression.diffs" 2>/dev/null | head -150
-	record "[$label] isolation" $rc
-
-	fc_say "[$label] TAP"
-	fc_as_user "cd '$dir' && make -s PG_CONFIG='$pg_config' installcheck REGRESS= ISOLATION= ${FASTCKPT_PROVE_FLAGS:+PROVE_FLAGS='$FASTCKPT_PROVE_FLAGS'}" >"$log.tap" 2>&1
-	rc=$?
-	grep -E "^(t/|test/|ok|not ok|All tests|Files=|Result|#   Failed)" "$log.tap" | tail -40
-	if [ $rc != 0 ]; then
-		tail -60 "$log.tap"
-		for f in "$dir"/tmp_check/log/regress_log_*; do
-			[ -f "$f" ] && { echo "--- $f"; tail -60 "$f"; }
-		done
-	fi
-	record "[$label] TAP" $rc
+	run_part "$label" pg_regress "ISOLATION= TAP_TESTS=" "$dir/regression.diffs"
+	run_part "$label" isolation "REGRESS= TAP_TESTS=" "$dir/output_iso/regression.diffs"
+	run_part "$label" TAP \
+		"REGRESS= ISOLATION= ${FASTCKPT_PROVE_FLAGS:+PROVE_FLAGS='$FASTCKPT_PROVE_FLAGS'}" \
+		"$dir/tmp_check/log/regress_log_*"
 }
 
 for t in "${targets[@]}"; do
