@@ -8,6 +8,8 @@ PGFILEDESC = "pg_fastckpt - shared-memory table access method"
 OBJS = \
 	src/pg_fastckpt.o \
 	src/core/pingpong.o \
+	src/core/crc32c.o \
+	src/core/log_format.o \
 	src/store/arena.o \
 	src/store/table_store.o \
 	src/store/row_size.o \
@@ -25,7 +27,12 @@ OBJS = \
 	src/access/utility.o \
 	src/txn/write_set.o \
 	src/txn/pending_drop.o \
+	src/txn/commit.o \
+	src/log/log_buffer.o \
+	src/log/log_segment.o \
+	src/log/log_writer.o \
 	src/recovery/gate.o \
+	src/recovery/replay.o \
 	src/recovery/startup.o \
 	src/monitor/stats.o
 

@@ -77,13 +77,56 @@ CREATE FUNCTION fastckpt_stat_recovery_internal(
 	OUT tables integer,
 	OUT indexes integer,
 	OUT workers integer,
-	OUT index_reset_seconds double precision)
+	OUT log_bytes bigint,
+	OUT log_records bigint,
+	OUT records_applied bigint,
+	OUT records_skipped bigint,
+	OUT rows_applied bigint,
+	OUT replay_seconds double precision,
+	OUT index_rebuild_seconds double precision,
+	OUT total_seconds double precision)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
 
 CREATE VIEW fastckpt_stat_recovery AS
 	SELECT * FROM fastckpt_stat_recovery_internal();
+
+CREATE FUNCTION fastckpt_stat_log_internal(
+	OUT insert_lsn bigint,
+	OUT flush_lsn bigint,
+	OUT bytes bigint,
+	OUT values_records bigint,
+	OUT call_records bigint,
+	OUT ddl_records bigint,
+	OUT abort_records bigint,
+	OUT flushes bigint,
+	OUT commits_per_flush double precision,
+	OUT bytes_per_commit double precision,
+	OUT commit_waits bigint,
+	OUT commit_wait_ms double precision,
+	OUT avg_commit_wait_ms double precision,
+	OUT buffer_full_waits bigint,
+	OUT write_errors bigint,
+	OUT failing boolean,
+	OUT last_error text)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW fastckpt_stat_log AS
+	SELECT * FROM fastckpt_stat_log_internal();
+
+CREATE FUNCTION fastckpt_stat_reset()
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+REVOKE ALL ON FUNCTION fastckpt_stat_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION fastckpt_stat_log_internal() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fastckpt_stat_log_internal() TO pg_monitor;
+REVOKE ALL ON fastckpt_stat_log FROM PUBLIC;
+GRANT SELECT ON fastckpt_stat_log TO pg_monitor;
 
 REVOKE ALL ON FUNCTION fastckpt_stat_memory_internal() FROM PUBLIC;
 REVOKE ALL ON FUNCTION fastckpt_stat_tables_internal() FROM PUBLIC;

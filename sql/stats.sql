@@ -1,11 +1,12 @@
 --
--- stats: the monitoring views fastckpt_stat_memory, fastckpt_stat_tables
--- and fastckpt_stat_recovery: their columns, what they report, and who may
--- read them (pg_monitor, not ordinary roles).
+-- stats: the monitoring views fastckpt_stat_memory, fastckpt_stat_tables,
+-- fastckpt_stat_recovery and fastckpt_stat_log: their columns, what they
+-- report, and who may read them (pg_monitor, not ordinary roles).
 --
 \d fastckpt_stat_memory
 \d fastckpt_stat_tables
 \d fastckpt_stat_recovery
+\d fastckpt_stat_log
 
 -- the arena: one row, consistent figures
 SELECT count(*) FROM fastckpt_stat_memory;
@@ -79,25 +80,48 @@ SELECT relation, row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'st_
 
 -- recovery at startup has finished and opened the tables
 SELECT tables_open, started_at IS NOT NULL AS started, finished_at >= started_at AS finished,
-	   workers >= 0 AS workers_ok, index_reset_seconds >= 0 AS seconds_ok
+	   workers >= 0 AS workers_ok, index_rebuild_seconds >= 0 AS seconds_ok
   FROM fastckpt_stat_recovery;
+
+-- the log: one VALUES record per committing writer, a DDL record per
+-- storage change, nothing for a rollback; a commit returns once durable
+SELECT values_records AS v0, ddl_records AS d0, abort_records AS a0,
+	   insert_lsn AS i0
+  FROM fastckpt_stat_log \gset
+CREATE TABLE st_log (id int) USING fastckpt;
+INSERT INTO st_log VALUES (1);
+BEGIN; INSERT INTO st_log VALUES (2); UPDATE st_log SET id = 3; COMMIT;
+BEGIN; INSERT INTO st_log VALUES (4); ROLLBACK;
+SELECT values_records - :v0 AS new_values, ddl_records - :d0 AS new_ddl,
+	   abort_records - :a0 AS new_aborts,
+	   insert_lsn > :i0 AS grew, flush_lsn = insert_lsn AS all_durable,
+	   bytes_per_commit > 0 AS sized, failing, last_error
+  FROM fastckpt_stat_log;
+DROP TABLE st_log;
+-- resetting zeroes the counters
+SELECT fastckpt_stat_reset();
+SELECT values_records, ddl_records, flushes FROM fastckpt_stat_log;
 
 -- who may read the views: pg_monitor members, not ordinary roles
 CREATE ROLE regress_fc_plain;
 CREATE ROLE regress_fc_monitor IN ROLE pg_monitor;
 SELECT r.rolname, v.view, has_table_privilege(r.rolname, v.view, 'SELECT') AS can_select
   FROM (VALUES ('regress_fc_plain'), ('regress_fc_monitor')) r(rolname),
-	   (VALUES ('fastckpt_stat_memory'), ('fastckpt_stat_tables'), ('fastckpt_stat_recovery')) v(view)
+	   (VALUES ('fastckpt_stat_memory'), ('fastckpt_stat_tables'), ('fastckpt_stat_recovery'),
+			   ('fastckpt_stat_log')) v(view)
  ORDER BY 1, 2;
 SELECT r.rolname, f.func, has_function_privilege(r.rolname, f.func, 'EXECUTE') AS can_execute
   FROM (VALUES ('regress_fc_plain'), ('regress_fc_monitor')) r(rolname),
 	   (VALUES ('fastckpt_stat_memory_internal()'), ('fastckpt_stat_tables_internal()'),
-			   ('fastckpt_stat_recovery_internal()')) f(func)
+			   ('fastckpt_stat_recovery_internal()'), ('fastckpt_stat_log_internal()'),
+			   ('fastckpt_stat_reset()')) f(func)
  ORDER BY 1, 2;
 SET ROLE regress_fc_plain;
 SELECT count(*) FROM fastckpt_stat_memory;
 SELECT count(*) FROM fastckpt_stat_tables;
 SELECT count(*) FROM fastckpt_stat_recovery;
+SELECT count(*) FROM fastckpt_stat_log;
+SELECT fastckpt_stat_reset();
 SELECT count(*) FROM fastckpt_stat_memory_internal();
 SELECT count(*) FROM fastckpt_stat_tables_internal();
 RESET ROLE;
@@ -105,6 +129,7 @@ SET ROLE regress_fc_monitor;
 SELECT count(*) FROM fastckpt_stat_memory;
 SELECT count(*) > 0 AS sees_tables FROM fastckpt_stat_tables;
 SELECT tables_open FROM fastckpt_stat_recovery;
+SELECT failing FROM fastckpt_stat_log;
 RESET ROLE;
 DROP ROLE regress_fc_plain;
 DROP ROLE regress_fc_monitor;

@@ -15,6 +15,7 @@
 #include "utils/guc.h"
 
 #include "pg_fastckpt.h"
+#include "log/log.h"
 #include "store/slot.h"
 
 PG_MODULE_MAGIC;
@@ -23,6 +24,15 @@ int			fc_memory_limit_mb = 1024;
 int			fc_default_row_size = 256;
 int			fc_max_tables = 1024;
 int			fc_recovery_wait_timeout_ms = 60000;
+int			fc_commit_mode = FC_COMMIT_EARLY_LOCK_RELEASE;
+int			fc_log_buffer_size_kb = 16 * 1024;
+bool		fc_test_sync_trace = false;
+
+static const struct config_enum_entry fc_commit_mode_options[] = {
+	{"strict", FC_COMMIT_STRICT, false},
+	{"early_lock_release", FC_COMMIT_EARLY_LOCK_RELEASE, false},
+	{NULL, 0, false}
+};
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -38,6 +48,7 @@ fc_shmem_request(void)
 	RequestAddinShmemSpace(fc_arena_shmem_size());
 	RequestAddinShmemSpace(fc_table_store_shmem_size());
 	RequestAddinShmemSpace(fc_gate_shmem_size());
+	RequestAddinShmemSpace(fc_log_shmem_size());
 	RequestNamedLWLockTranche(FC_SLOT_LOCK_TRANCHE, FC_SLOT_LOCKS);
 	RequestNamedLWLockTranche(FC_MISC_LOCK_TRANCHE, FC_MISC_LOCKS);
 }
@@ -52,6 +63,7 @@ fc_shmem_startup(void)
 	fc_arena_shmem_init();
 	fc_table_store_shmem_init();
 	fc_gate_shmem_init();
+	fc_log_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -105,6 +117,36 @@ _PG_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	DefineCustomEnumVariable("pg_fastckpt.commit_mode",
+							 "When a commit to fastckpt tables waits for its log record to be durable.",
+							 "strict: before the transaction's row locks are released; "
+							 "early_lock_release: after, so that transactions queued on the same rows share a flush. "
+							 "Either way the commit is acknowledged only once durable.",
+							 &fc_commit_mode,
+							 FC_COMMIT_EARLY_LOCK_RELEASE,
+							 fc_commit_mode_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.log_buffer_size",
+							"Size of the shared buffer of the fastckpt log.",
+							"Must hold at least two of the largest log records (1 MB each).",
+							&fc_log_buffer_size_kb,
+							16 * 1024, 4 * 1024, INT_MAX / 2,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_fastckpt.test_sync_trace",
+							 "Testing only: record the durable log position after every log sync.",
+							 "Written to pg_fastckpt/sync_trace for crash tests that model a power loss.",
+							 &fc_test_sync_trace,
+							 false,
+							 PGC_POSTMASTER,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("pg_fastckpt");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -116,4 +158,5 @@ _PG_init(void)
 	fc_register_utility_hook();
 	fc_register_object_access_hook();
 	fc_register_startup_worker();
+	fc_register_log_writer();
 }

@@ -28,6 +28,7 @@ typedef struct FcVisible
 	CommandId	cmin;
 	TransactionId xmax;			/* deleter of this version, if any */
 	bool		is_live;		/* the slot's live version (not undo) */
+	uint64		stamp;			/* log position of the slot's last commit */
 } FcVisible;
 
 /* Caller holds the slot latch (shared is enough; hints are racy-safe). */

@@ -19,6 +19,7 @@
 
 #include "access/fastckpt_am.h"
 #include "store/table_store.h"
+#include "txn/write_set.h"
 
 typedef struct FcIndexFetch
 {
@@ -81,6 +82,7 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 		*all_dead = fc_slot_dead_to_all(hdr, GlobalVisTestFor(sscan->rel));
 	}
 	LWLockRelease(lock);
+	fc_wait_read_durable();
 	if (found)
 		pgstat_count_heap_fetch(sscan->rel);
 	return found;

@@ -27,6 +27,7 @@
 #include "utils/snapmgr.h"
 
 #include "access/fastckpt_am.h"
+#include "log/log.h"
 #include "store/table_store.h"
 #include "store/undo.h"
 #include "txn/write_set.h"
@@ -101,6 +102,7 @@ fc_begin_write(Relation rel)
 {
 	fc_gate_wait(rel);
 	fc_check_serializable(rel);
+	fc_log_check_writable(RelationGetRelationName(rel));
 	return fc_table_for_rel(rel);
 }
 

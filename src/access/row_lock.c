@@ -30,6 +30,7 @@
 
 #include "access/fastckpt_am.h"
 #include "store/table_store.h"
+#include "txn/write_set.h"
 
 LOCKMODE
 fc_tuple_lock_hwmode(LockTupleMode mode)
@@ -621,5 +622,6 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	fc_release_tuple_lock(rel, &cur, mode, &have_tuple_lock);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	*tid = cur;					/* the caller continues with the latest version */
+	fc_wait_read_durable();
 	return result;
 }

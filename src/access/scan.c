@@ -28,6 +28,7 @@
 
 #include "access/fastckpt_am.h"
 #include "store/table_store.h"
+#include "txn/write_set.h"
 
 /*
  * Copy the version of a slot that the snapshot sees into the executor
@@ -48,6 +49,7 @@ fc_fetch_slot_version(Relation rel, FcTable *tbl, uint64 slotno,
 	if (found)
 		fc_store_version(slot, rel, slotno, &v);
 	LWLockRelease(lock);
+	fc_wait_read_durable();
 	return found;
 }
 
@@ -79,6 +81,7 @@ fc_scan_fetch(FcScanDesc *scan, uint64 slotno, TupleTableSlot *slot)
 		fc_store_version_buffered(slot, rel, slotno, &v, &scan->buf,
 								  &scan->buf_cap, tbl->layout.image_capacity);
 	LWLockRelease(lock);
+	fc_wait_read_durable();
 	return found;
 }
 

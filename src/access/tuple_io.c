@@ -22,6 +22,7 @@
 #include "utils/rel.h"
 
 #include "access/fastckpt_am.h"
+#include "txn/write_set.h"
 
 const TupleTableSlotOps *
 fc_slot_callbacks(Relation rel)
@@ -54,6 +55,7 @@ fc_fill_tuple(HeapTuple tuple, Relation rel, uint64 slotno, const FcVisible *v)
 		td->t_infomask |= HEAP_XMAX_INVALID;
 	}
 	td->t_ctid = tuple->t_self;
+	fc_note_read_stamp(v->stamp);
 }
 
 /* Copy a version into the executor slot, which owns the copy. */

@@ -169,10 +169,12 @@ fc_set_live(FcSlotHeader *hdr, const char *live, FcVisible *out)
 	out->xmax = (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ?
 		hdr->xmax : InvalidTransactionId;
 	out->is_live = true;
+	out->stamp = hdr->link;
 }
 
 static void
-fc_set_undo(FcUndo *undo, TransactionId superseded_by, FcVisible *out)
+fc_set_undo(FcSlotHeader *hdr, FcUndo *undo, TransactionId superseded_by,
+			FcVisible *out)
 {
 	out->data = undo->data;
 	out->len = undo->len;
@@ -180,6 +182,7 @@ fc_set_undo(FcUndo *undo, TransactionId superseded_by, FcVisible *out)
 	out->cmin = undo->cmin;
 	out->xmax = superseded_by;
 	out->is_live = false;
+	out->stamp = hdr->link;		/* no older than the undo version's */
 }
 
 /*
@@ -200,7 +203,7 @@ fc_newest_settled(FcSlotHeader *hdr, const char *live, FcVisible *out)
 	{
 		if (fc_xmin_settled(u->xmin, &u->flags))
 		{
-			fc_set_undo(u, newer, out);
+			fc_set_undo(hdr, u, newer, out);
 			return true;
 		}
 		newer = u->xmin;
@@ -226,7 +229,7 @@ fc_visible_mvcc(FcSlotHeader *hdr, const char *live, Snapshot snapshot,
 	{
 		if (fc_xmin_visible_mvcc(u->xmin, u->cmin, &u->flags, snapshot))
 		{
-			fc_set_undo(u, newer, out);
+			fc_set_undo(hdr, u, newer, out);
 			return true;
 		}
 		newer = u->xmin;

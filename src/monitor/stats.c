@@ -15,6 +15,7 @@
 
 #include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
+#include "log/log.h"
 #include "recovery/gate.h"
 #include "store/arena.h"
 #include "store/table_store.h"
@@ -23,6 +24,8 @@
 PG_FUNCTION_INFO_V1(fastckpt_stat_memory_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_tables_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_recovery_internal);
+PG_FUNCTION_INFO_V1(fastckpt_stat_log_internal);
+PG_FUNCTION_INFO_V1(fastckpt_stat_reset);
 
 Datum
 fastckpt_stat_memory_internal(PG_FUNCTION_ARGS)
@@ -161,8 +164,8 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcRecoveryStats stats;
-	Datum		values[8];
-	bool		nulls[8] = {0};
+	Datum		values[15];
+	bool		nulls[15] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -176,6 +179,55 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 	values[4] = Int32GetDatum(stats.tables);
 	values[5] = Int32GetDatum(stats.indexes);
 	values[6] = Int32GetDatum(stats.workers);
-	values[7] = Float8GetDatum(stats.index_reset_seconds);
+	values[7] = Int64GetDatum(stats.log_bytes);
+	values[8] = Int64GetDatum(stats.log_records);
+	values[9] = Int64GetDatum(stats.records_applied);
+	values[10] = Int64GetDatum(stats.records_skipped);
+	values[11] = Int64GetDatum(stats.rows_applied);
+	values[12] = Float8GetDatum(stats.replay_seconds);
+	values[13] = Float8GetDatum(stats.index_rebuild_seconds);
+	values[14] = Float8GetDatum(stats.total_seconds);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+fastckpt_stat_log_internal(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	FcLogStats	stats;
+	uint64		commits;
+	Datum		values[17];
+	bool		nulls[17] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	fc_log_stats_get(&stats);
+	commits = stats.records[FC_REC_VALUES] + stats.records[FC_REC_CALL];
+	values[0] = Int64GetDatum((int64) stats.insert_lsn);
+	values[1] = Int64GetDatum((int64) stats.flush_lsn);
+	values[2] = Int64GetDatum((int64) stats.bytes);
+	values[3] = Int64GetDatum((int64) stats.records[FC_REC_VALUES]);
+	values[4] = Int64GetDatum((int64) stats.records[FC_REC_CALL]);
+	values[5] = Int64GetDatum((int64) stats.records[FC_REC_DDL]);
+	values[6] = Int64GetDatum((int64) stats.records[FC_REC_ABORT]);
+	values[7] = Int64GetDatum((int64) stats.flushes);
+	values[8] = Float8GetDatum(stats.flushes > 0 ? (double) commits / stats.flushes : 0.0);
+	values[9] = Float8GetDatum(commits > 0 ? (double) stats.bytes / commits : 0.0);
+	values[10] = Int64GetDatum((int64) stats.commit_waits);
+	values[11] = Float8GetDatum((double) stats.commit_wait_us / 1000.0);
+	values[12] = Float8GetDatum(stats.commit_waits > 0 ?
+								(double) stats.commit_wait_us / 1000.0 / stats.commit_waits : 0.0);
+	values[13] = Int64GetDatum((int64) stats.buffer_full_waits);
+	values[14] = Int64GetDatum((int64) stats.write_errors);
+	values[15] = BoolGetDatum(stats.failing);
+	values[16] = CStringGetTextDatum(stats.last_error);
+	nulls[16] = (stats.last_error[0] == '\0');
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+fastckpt_stat_reset(PG_FUNCTION_ARGS)
+{
+	fc_log_stats_reset();
+	PG_RETURN_VOID();
 }

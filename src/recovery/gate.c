@@ -136,10 +136,26 @@ fc_recovery_stats_add(int databases, int tables, int indexes, int workers)
 }
 
 void
-fc_recovery_stats_finish(double index_reset_seconds)
+fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
+							 int64 records_applied, int64 records_skipped,
+							 int64 rows_applied, double seconds)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	fc_gate->stats.log_bytes = log_bytes;
+	fc_gate->stats.log_records = log_records;
+	fc_gate->stats.records_applied = records_applied;
+	fc_gate->stats.records_skipped = records_skipped;
+	fc_gate->stats.rows_applied = rows_applied;
+	fc_gate->stats.replay_seconds = seconds;
+	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+void
+fc_recovery_stats_finish(double index_rebuild_seconds, double total_seconds)
 {
 	SpinLockAcquire(&fc_gate->stats_lock);
 	fc_gate->stats.finished_at = GetCurrentTimestamp();
-	fc_gate->stats.index_reset_seconds = index_reset_seconds;
+	fc_gate->stats.index_rebuild_seconds = index_rebuild_seconds;
+	fc_gate->stats.total_seconds = total_seconds;
 	SpinLockRelease(&fc_gate->stats_lock);
 }

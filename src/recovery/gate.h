@@ -20,7 +20,14 @@ typedef struct FcRecoveryStats
 	int			tables;
 	int			indexes;
 	int			workers;
-	double		index_reset_seconds;
+	int64		log_bytes;
+	int64		log_records;
+	int64		records_applied;
+	int64		records_skipped;	/* aborted or never committed */
+	int64		rows_applied;
+	double		replay_seconds;
+	double		index_rebuild_seconds;
+	double		total_seconds;
 } FcRecoveryStats;
 
 extern bool fc_gate_is_open(void);
@@ -29,7 +36,12 @@ extern void fc_recovery_stats_get(FcRecoveryStats *stats);
 extern void fc_recovery_stats_begin(void);
 extern void fc_recovery_stats_add(int databases, int tables, int indexes,
 								  int workers);
-extern void fc_recovery_stats_finish(double index_reset_seconds);
+extern void fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
+										 int64 records_applied,
+										 int64 records_skipped,
+										 int64 rows_applied, double seconds);
+extern void fc_recovery_stats_finish(double index_rebuild_seconds,
+									 double total_seconds);
 
 /* set in recovery workers, which must pass the closed gate */
 extern bool fc_in_recovery_worker;

@@ -4,12 +4,14 @@
  *	  Startup recovery, run by background workers at every postmaster start
  *	  and after every crash-restart cycle.
  *
- * Shared memory does not survive a restart, so the store starts empty while
- * the indexes of fastckpt tables may still hold entries for slots of the
- * previous run (a clean restart keeps unlogged indexes).  Before the access
- * gate opens, one worker per database empties those indexes, so that a
- * reused slot is never reached through a stale entry.  (Reloading rows from
- * checkpoints and the log plugs in here; see DESIGN.md section 8.)
+ * Shared memory does not survive a restart.  The leader replays the
+ * logical log into the arena (replay.c), drops storages of databases that
+ * are gone, and opens the log for new records.  Then one worker per
+ * database reconciles the storages with the catalogs (a storage PostgreSQL
+ * no longer has is discarded) and rebuilds every index of every fastckpt
+ * table from the recovered rows -- the indexes are unlogged, so a crash
+ * left them empty and a clean restart left them pointing at the previous
+ * run's slots.  Only then does the access gate open.
  *
  * The leader stays alive afterwards, doing nothing: a static worker that
  * exits is forgotten by the postmaster, and recovery must run again after
@@ -44,8 +46,16 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "catalog/index.h"
+#include "catalog/storage.h"
+#include "utils/inval.h"
+#include "storage/smgr.h"
+#include "utils/relcache.h"
+
 #include "pg_fastckpt.h"
+#include "log/log.h"
 #include "recovery/gate.h"
+#include "recovery/replay.h"
 #include "store/table_store.h"
 
 PGDLLEXPORT void fc_recovery_leader_main(Datum arg);
@@ -125,12 +135,53 @@ fc_run_db_worker(Oid dboid)
 	return true;
 }
 
+/* Storages of databases that no longer exist (dropped, or never kept). */
+typedef struct FcOrphanScan
+{
+	List	   *live_dbs;
+	List	   *orphan_dbs;
+} FcOrphanScan;
+
+static void
+fc_collect_orphan_db(FcTable *tbl, void *arg)
+{
+	FcOrphanScan *scan = (FcOrphanScan *) arg;
+
+	if (!list_member_oid(scan->live_dbs, tbl->key.dbid) &&
+		!list_member_oid(scan->orphan_dbs, tbl->key.dbid))
+		scan->orphan_dbs = lappend_oid(scan->orphan_dbs, tbl->key.dbid);
+}
+
+static void
+fc_drop_orphan_databases(List *dbs)
+{
+	FcOrphanScan scan = {dbs, NIL};
+	ListCell   *lc;
+
+	fc_table_foreach(fc_collect_orphan_db, &scan);
+	foreach(lc, scan.orphan_dbs)
+	{
+		ereport(LOG,
+				(errmsg("pg_fastckpt: discarding the log's tables of database %u, which no longer exists",
+						lfirst_oid(lc))));
+		fc_table_drop_database(lfirst_oid(lc));
+	}
+}
+
+static double
+fc_seconds_since(TimestampTz start)
+{
+	return (double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
+}
+
 void
 fc_recovery_leader_main(Datum arg)
 {
 	List	   *dbs;
 	ListCell   *lc;
 	TimestampTz start;
+	TimestampTz index_start;
+	FcReplayResult res;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -143,7 +194,25 @@ fc_recovery_leader_main(Datum arg)
 		fc_recovery_stats_begin();
 		ereport(LOG, (errmsg("pg_fastckpt: startup recovery started")));
 
+		fc_replay_log(&res);
+		fc_recovery_stats_set_replay((int64) (res.end_lsn - res.start_lsn),
+									 (int64) (res.records[FC_REC_VALUES] + res.records[FC_REC_CALL] +
+											  res.records[FC_REC_DDL] + res.records[FC_REC_ABORT]),
+									 (int64) res.records_applied,
+									 (int64) res.records_skipped,
+									 (int64) res.rows_applied, res.seconds);
+		ereport(LOG,
+				(errmsg("pg_fastckpt: log replayed in %.3f s: %llu bytes, %llu records applied, %llu skipped (aborted or not committed), %llu rows",
+						res.seconds, (unsigned long long) (res.end_lsn - res.start_lsn),
+						(unsigned long long) res.records_applied,
+						(unsigned long long) res.records_skipped,
+						(unsigned long long) res.rows_applied)));
+
 		dbs = fc_database_list();
+		fc_drop_orphan_databases(dbs);
+		fc_log_start(res.end_lsn, res.next_csn);
+
+		index_start = GetCurrentTimestamp();
 		foreach(lc, dbs)
 		{
 			Oid			dboid = lfirst_oid(lc);
@@ -164,11 +233,11 @@ fc_recovery_leader_main(Datum arg)
 			}
 			fc_recovery_stats_add(1, 0, 0, 1);
 		}
-		fc_recovery_stats_finish((double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0);
+		fc_recovery_stats_finish(fc_seconds_since(index_start), fc_seconds_since(start));
 		fc_gate_open();
 		ereport(LOG,
 				(errmsg("pg_fastckpt: startup recovery finished in %.3f s; fastckpt tables are open",
-						(double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0)));
+						fc_seconds_since(start))));
 	}
 
 	for (;;)
@@ -188,39 +257,70 @@ fc_recovery_leader_main(Datum arg)
 	}
 }
 
-static bool
-fc_remove_all(ItemPointer itemptr, void *state)
-{
-	return true;
-}
-
-/* Empty every index of one fastckpt table; returns the number of indexes. */
+/*
+ * Rebuild every index of one fastckpt table from its recovered rows: empty
+ * the index file and build it again, in place (no new relfilenode, so no
+ * catalog churn at every start).  Nobody else can use the table before
+ * the gate opens.  Returns the number of indexes.
+ */
 static int
-fc_reset_table_indexes(Oid relid)
+fc_rebuild_table_indexes(Oid relid, List **seen)
 {
 	Relation	rel = table_open(relid, ShareUpdateExclusiveLock);
-	Relation   *indrels;
-	int			nindexes;
+	List	   *indexes;
+	ListCell   *lc;
+	int			nindexes = 0;
+	FcTable    *tbl = fc_table_lookup(&rel->rd_node);
+	MemoryContext old;
 
-	(void) fc_table_for_rel(rel);	/* the (empty) store of this run */
-	vac_open_indexes(rel, RowExclusiveLock, &nindexes, &indrels);
-	for (int i = 0; i < nindexes; i++)
+	if (tbl == NULL)
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: table \"%s\" has no rows in the fastckpt log; it opens empty",
+						RelationGetRelationName(rel)),
+				 errdetail("Its storage was never logged: the log was removed, or the table came from a template database.")));
+	tbl = fc_table_for_rel(rel);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	*seen = lappend(*seen, tbl);
+	MemoryContextSwitchTo(old);
+
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
 	{
-		IndexVacuumInfo ivinfo;
-		IndexBulkDeleteResult *stats;
+		Relation	ind = index_open(lfirst_oid(lc), RowExclusiveLock);
+		IndexInfo  *info = BuildIndexInfo(ind);
 
-		memset(&ivinfo, 0, sizeof(ivinfo));
-		ivinfo.index = indrels[i];
-		ivinfo.message_level = DEBUG2;
-		ivinfo.num_heap_tuples = 0;
-		stats = index_bulk_delete(&ivinfo, NULL, fc_remove_all, NULL);
-		stats = index_vacuum_cleanup(&ivinfo, stats);
-		if (stats)
-			pfree(stats);
+		RelationTruncate(ind, 0);
+		index_build(rel, ind, info, true, false);
+		CacheInvalidateRelcache(ind);
+		index_close(ind, NoLock);
+		nindexes++;
 	}
-	vac_close_indexes(nindexes, indrels, NoLock);
+	list_free(indexes);
 	table_close(rel, NoLock);
 	return nindexes;
+}
+
+/* Storages of this database that no fastckpt table in pg_class owns. */
+typedef struct FcStaleScan
+{
+	List	   *seen;
+	List	   *stale;
+} FcStaleScan;
+
+static void
+fc_collect_stale(FcTable *tbl, void *arg)
+{
+	FcStaleScan *scan = (FcStaleScan *) arg;
+
+	if (tbl->key.dbid == MyDatabaseId && !list_member_ptr(scan->seen, tbl))
+	{
+		RelFileNode *rnode = palloc(sizeof(RelFileNode));
+
+		rnode->dbNode = tbl->key.dbid;
+		rnode->spcNode = tbl->key.spcid;
+		rnode->relNode = tbl->key.relnode;
+		scan->stale = lappend(scan->stale, rnode);
+	}
 }
 
 void
@@ -232,6 +332,7 @@ fc_recovery_db_main(Datum arg)
 	ListCell   *lc;
 	int			ntables = 0;
 	int			nindexes = 0;
+	FcStaleScan stale_scan = {NIL, NIL};
 
 	fc_in_recovery_worker = true;
 	pqsignal(SIGTERM, die);
@@ -273,16 +374,28 @@ fc_recovery_db_main(Datum arg)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		{
-			nindexes += fc_reset_table_indexes(relid);
+			nindexes += fc_rebuild_table_indexes(relid, &stale_scan.seen);
 			ntables++;
 		}
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}
+
+	/* the log's storages PostgreSQL no longer has (reconciliation) */
+	fc_table_foreach(fc_collect_stale, &stale_scan);
+	foreach(lc, stale_scan.stale)
+	{
+		RelFileNode *rnode = (RelFileNode *) lfirst(lc);
+
+		ereport(LOG,
+				(errmsg("pg_fastckpt: database %u: discarding logged storage %u, which no table has any more",
+						dboid, rnode->relNode)));
+		fc_table_drop(rnode);
+	}
 	fc_recovery_stats_add(0, ntables, nindexes, 0);
 	if (ntables > 0)
 		ereport(LOG,
-				(errmsg("pg_fastckpt: database %u: %d fastckpt tables ready, %d indexes reset",
+				(errmsg("pg_fastckpt: database %u: %d fastckpt tables ready, %d indexes rebuilt",
 						dboid, ntables, nindexes)));
 	proc_exit(0);
 }

@@ -350,3 +350,50 @@ fc_slot_free(FcTable *tbl, uint64 slotno)
 	tbl->nfree_slots++;
 	SpinLockRelease(&tbl->alloc_lock);
 }
+
+/*
+ * Recovery: make slot slotno exist (with every slot before it), so that a
+ * replayed row lands in the very slot its index entries will point to.
+ * Only startup recovery calls this, before the tables open.
+ */
+void
+fc_slot_claim(FcTable *tbl, uint64 slotno, Oid relid)
+{
+	while (fc_table_nslots(tbl) <= slotno)
+		(void) fc_slot_alloc(tbl, relid);
+}
+
+/*
+ * Recovery: after replay, chain the unused slots into the free list, clear
+ * the replay bookkeeping kept in used slots' link word, and count the rows.
+ */
+void
+fc_table_finish_replay(FcTable *tbl)
+{
+	uint64		nslots = fc_table_nslots(tbl);
+	uint64		live = 0;
+	uint64		head = 0;
+	uint64		nfree = 0;
+
+	/* nobody else uses the table before the gate opens */
+	for (uint64 s = nslots; s-- > 0;)
+	{
+		FcSlotHeader *hdr = fc_slot_header(tbl, s);
+
+		if (hdr->flags & FC_SLOT_USED)
+		{
+			hdr->link = 0;
+			live++;
+			continue;
+		}
+		hdr->flags = 0;
+		hdr->link = head;
+		head = s + 1;
+		nfree++;
+	}
+	SpinLockAcquire(&tbl->alloc_lock);
+	tbl->free_slot_head = head;
+	tbl->nfree_slots = nfree;
+	SpinLockRelease(&tbl->alloc_lock);
+	pg_atomic_write_u64(&tbl->live_rows, live);
+}

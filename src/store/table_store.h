@@ -27,6 +27,8 @@ extern FcTable *fc_table_for_rel(Relation rel);
 
 extern uint64 fc_slot_alloc(FcTable *tbl, Oid relid);
 extern void fc_slot_free(FcTable *tbl, uint64 slotno);
+extern void fc_slot_claim(FcTable *tbl, uint64 slotno, Oid relid);
+extern void fc_table_finish_replay(FcTable *tbl);
 
 static inline uint64
 fc_table_nslots(FcTable *tbl)

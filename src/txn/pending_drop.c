@@ -104,3 +104,48 @@ fc_pending_drops_at_subxact_end(bool commit, int nestlevel)
 		pfree(p);
 	}
 }
+
+/*
+ * The storage changes this transaction will make if it commits: storages
+ * it created (dropped at abort) and storages or databases it drops.  A
+ * storage both created and dropped here changes nothing.  For the commit
+ * record; creates come first.
+ */
+List *
+fc_pending_storage_changes(void)
+{
+	List	   *creates = NIL;
+	List	   *drops = NIL;
+
+	for (FcPendingDrop *p = fc_pending; p != NULL; p = p->next)
+	{
+		bool		cancelled = false;
+
+		for (FcPendingDrop *q = fc_pending; q != NULL; q = q->next)
+			if (q != p && q->at_commit != p->at_commit &&
+				RelFileNodeEquals(q->rnode, p->rnode))
+				cancelled = true;
+		if (cancelled)
+			continue;
+		if (p->at_commit)
+			drops = lappend(drops, p);
+		else
+			creates = lcons(p, creates);	/* oldest first */
+	}
+	return list_concat(creates, drops);
+}
+
+const RelFileNode *
+fc_pending_change_rnode(void *change, bool *is_drop)
+{
+	FcPendingDrop *p = (FcPendingDrop *) change;
+
+	*is_drop = p->at_commit;
+	return &p->rnode;
+}
+
+bool
+fc_pending_changes_exist(void)
+{
+	return fc_pending != NULL;
+}

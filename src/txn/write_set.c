@@ -24,16 +24,6 @@
 #include "store/undo.h"
 #include "txn/write_set.h"
 
-typedef struct FcWrite
-{
-	FcTable    *tbl;
-	uint64		generation;		/* the table's, when written */
-	uint64		slotno;
-	TransactionId xid;			/* (sub)transaction that wrote */
-	int			nestlevel;
-	FcWriteOp	op;
-} FcWrite;
-
 static FcWrite *fc_writes = NULL;
 static int	fc_nwrites = 0;
 static int	fc_writes_cap = 0;
@@ -69,8 +59,21 @@ fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid)
 	w->op = op;
 }
 
+int
+fc_write_set_size(void)
+{
+	return fc_nwrites;
+}
+
+FcWrite *
+fc_write_set_get(int i)
+{
+	Assert(i >= 0 && i < fc_nwrites);
+	return &fc_writes[i];
+}
+
 /* Copy a slot's committed state into the current shadow image. */
-static void
+void
 fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 {
 	char	   *sp = fc_slot_ptr(tbl, slotno);
@@ -91,7 +94,7 @@ fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
  * deletes (and the old slot of a move) take one away; one atomic add per
  * table and transaction.  Consecutive writes usually hit the same table.
  */
-static void
+void
 fc_count_live_rows(void)
 {
 	FcTable    *tbl = NULL;
@@ -118,29 +121,10 @@ fc_count_live_rows(void)
 	}
 }
 
-static void
-fc_write_set_install(void)
+/* commit.c installed this transaction's rows into the shadow images */
+void
+fc_write_set_installed(void)
 {
-	uint64		phase;
-
-	if (fc_nwrites == 0)
-		return;
-	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
-	phase = fc_pp_phase();
-	for (int i = 0; i < fc_nwrites; i++)
-	{
-		FcWrite    *w = &fc_writes[i];
-		LWLock	   *lock;
-
-		if (w->tbl->generation != w->generation)
-			continue;			/* emptied by TRUNCATE in this transaction */
-		lock = fc_slot_lock(w->tbl, w->slotno);
-		LWLockAcquire(lock, LW_EXCLUSIVE);
-		fc_install_slot(w->tbl, w->slotno, phase);
-		LWLockRelease(lock);
-	}
-	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
-	fc_count_live_rows();
 	fc_installed = true;
 }
 
@@ -225,19 +209,21 @@ fc_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			fc_write_set_install();
+			fc_commit_pre_commit();
 			break;
 		case XACT_EVENT_COMMIT:
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(true);
+			fc_commit_at_end();
 			break;
 		case XACT_EVENT_ABORT:
+			fc_commit_at_abort();
 			fc_write_set_rollback(0);
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(false);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			if (fc_nwrites > 0)
+			if (fc_nwrites > 0 || fc_pending_changes_exist())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
@@ -277,4 +263,5 @@ fc_register_xact_callbacks(void)
 {
 	RegisterXactCallback(fc_xact_callback, NULL);
 	RegisterSubXactCallback(fc_subxact_callback, NULL);
+	fc_commit_register_callbacks();
 }

@@ -11,6 +11,8 @@
 
 #include "postgres.h"
 
+#include "nodes/pg_list.h"
+#include "storage/relfilenode.h"
 #include "store/slot.h"
 
 typedef enum FcWriteOp
@@ -20,8 +22,40 @@ typedef enum FcWriteOp
 	FC_OP_DELETE				/* xmax set (delete, or move to a new slot) */
 } FcWriteOp;
 
+typedef struct FcWrite
+{
+	FcTable    *tbl;
+	uint64		generation;		/* the table's, when written */
+	uint64		slotno;
+	TransactionId xid;			/* (sub)transaction that wrote */
+	int			nestlevel;
+	FcWriteOp	op;
+} FcWrite;
+
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid);
+extern int	fc_write_set_size(void);
+extern FcWrite *fc_write_set_get(int i);
+extern void fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase);
+extern void fc_write_set_installed(void);
+extern void fc_count_live_rows(void);
+
+/* commit.c: logging and durability of a committing transaction */
+extern void fc_commit_pre_commit(void);
+extern void fc_commit_at_abort(void);
+extern void fc_commit_at_end(void);
+extern void fc_commit_register_callbacks(void);
+extern void fc_note_read_stamp(uint64 stamp);
+extern void fc_wait_read_durable_slow(void);
+extern uint64 fc_read_wait_lsn;
+
+/* Returning rows: first make sure their commits are durable (section 5). */
+static inline void
+fc_wait_read_durable(void)
+{
+	if (unlikely(fc_read_wait_lsn != 0))
+		fc_wait_read_durable_slow();
+}
 
 /* Current Ping-Pong phase (shared; the word lives in recovery/gate.c). */
 extern uint64 fc_pp_phase(void);
@@ -32,5 +66,8 @@ extern void fc_pending_drop_add(const RelFileNode *rnode, bool at_commit);
 extern void fc_pending_drop_database(Oid dbid);
 extern void fc_pending_drops_at_xact_end(bool commit);
 extern void fc_pending_drops_at_subxact_end(bool commit, int nestlevel);
+extern List *fc_pending_storage_changes(void);
+extern const RelFileNode *fc_pending_change_rnode(void *change, bool *is_drop);
+extern bool fc_pending_changes_exist(void);
 
 #endif							/* FC_WRITE_SET_H */

@@ -1,0 +1,100 @@
+/*-------------------------------------------------------------------------
+ *
+ * log_format.c
+ *	  Sealing, validating and walking logical log records.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "log_format.h"
+
+#include <string.h>
+
+#include "crc32c.h"
+
+void
+fc_log_seal(void *record, uint64_t lsn)
+{
+	fc_log_header *hdr = (fc_log_header *) record;
+
+	hdr->lsn = lsn;
+	hdr->crc = fc_crc32c((const char *) record + sizeof(uint32_t),
+						 hdr->len - sizeof(uint32_t));
+}
+
+fc_log_check
+fc_log_validate(const void *buf, size_t avail, uint64_t lsn, uint32_t max_len,
+				uint32_t *need)
+{
+	fc_log_header hdr;
+
+	if (avail < FC_LOG_HEADER_SIZE)
+	{
+		*need = FC_LOG_HEADER_SIZE;
+		return FC_LOG_SHORT;
+	}
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.len < FC_LOG_HEADER_SIZE || hdr.len > max_len ||
+		hdr.lsn != lsn || hdr.kind == 0 || hdr.kind > FC_REC_KIND_MAX)
+		return FC_LOG_INVALID;
+	if (avail < hdr.len)
+	{
+		*need = hdr.len;
+		return FC_LOG_SHORT;
+	}
+	if (fc_crc32c((const char *) buf + sizeof(uint32_t),
+				  hdr.len - sizeof(uint32_t)) != hdr.crc)
+		return FC_LOG_INVALID;
+	return FC_LOG_VALID;
+}
+
+void
+fc_log_cursor_init(fc_log_cursor *cur, const fc_log_header *rec)
+{
+	cur->pos = (const char *) rec + FC_LOG_HEADER_SIZE;
+	cur->end = (const char *) rec + rec->len;
+	cur->left = rec->nentries;
+	cur->corrupt = 0;
+}
+
+int
+fc_log_next_row(fc_log_cursor *cur, const fc_log_row **row, const char **image)
+{
+	const fc_log_row *r;
+	uint32_t	size;
+
+	if (cur->left <= 0)
+		return 0;
+	if ((size_t) (cur->end - cur->pos) < sizeof(fc_log_row))
+	{
+		cur->corrupt = 1;
+		return 0;
+	}
+	r = (const fc_log_row *) cur->pos;
+	size = fc_log_row_size(r->len);
+	if ((size_t) (cur->end - cur->pos) < size)
+	{
+		cur->corrupt = 1;
+		return 0;
+	}
+	*row = r;
+	*image = cur->pos + sizeof(fc_log_row);
+	cur->pos += size;
+	cur->left--;
+	return 1;
+}
+
+int
+fc_log_next_ddl(fc_log_cursor *cur, const fc_log_ddl **ddl)
+{
+	if (cur->left <= 0)
+		return 0;
+	if ((size_t) (cur->end - cur->pos) < sizeof(fc_log_ddl))
+	{
+		cur->corrupt = 1;
+		return 0;
+	}
+	*ddl = (const fc_log_ddl *) cur->pos;
+	cur->pos += sizeof(fc_log_ddl);
+	cur->left--;
+	return 1;
+}

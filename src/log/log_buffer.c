@@ -1,0 +1,497 @@
+/*-------------------------------------------------------------------------
+ *
+ * log_buffer.c
+ *	  The shared log buffer: decoupled fill, durability waits, backpressure.
+ *
+ * Inserting a record takes no lock (Aether, section 4): space is reserved
+ * with one atomic fetch-add on the insert position, the record is copied
+ * into the ring with no lock held, and the inserter then marks itself done.
+ * While copying, each inserter advertises a position no later than its
+ * record's start; the log writer flushes up to the smallest advertised
+ * position (or the insert position when nobody is copying), so it only
+ * ever writes filled bytes.
+ *
+ * A committing backend that must wait for durability publishes the
+ * position it waits for; after each flush the writer sets the latch of
+ * every backend whose position is covered, all at once.
+ *
+ * The ring never overwrites bytes the writer has not made durable: an
+ * inserter whose record would do so waits for the writer first.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "access/twophase.h"
+#include "tcop/tcopprot.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "pg_fastckpt.h"
+#include "log/log.h"
+
+#define FC_NOT_INSERTING	PG_UINT64_MAX
+
+/* Per-process state, one cache line each. */
+typedef struct FcLogProc
+{
+	pg_atomic_uint64 inserting_at;	/* FC_NOT_INSERTING when idle */
+	pg_atomic_uint64 wait_lsn;	/* 0 when not waiting */
+	/* counters written by their own process only */
+	uint64		records[FC_REC_KIND_MAX + 1];
+	uint64		bytes;
+	uint64		commit_waits;
+	uint64		commit_wait_us;
+	uint64		buffer_full_waits;
+} FcLogProc;
+
+typedef union FcLogProcPadded
+{
+	FcLogProc	proc;
+	char		pad[2 * PG_CACHE_LINE_SIZE];
+} FcLogProcPadded;
+
+typedef struct FcLogShared
+{
+	pg_atomic_uint64 insert_lsn;	/* next byte to reserve */
+	char		pad1[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+	pg_atomic_uint64 flushed_lsn;	/* durable up to here */
+	pg_atomic_uint32 writer_sleeping;
+	pg_atomic_uint32 ready;		/* recovery has set the start position */
+	pg_atomic_uint32 failing;	/* the writer cannot write: refuse writes */
+	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64) - 3 * sizeof(pg_atomic_uint32)];
+	pg_atomic_uint64 next_csn;
+	char		pad3[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+	int			writer_procno;	/* -1: no writer attached */
+	int			nprocs;
+	uint64		buffer_size;
+	Size		buffer_offset;
+	ConditionVariable ready_cv;
+	uint64		flushes;		/* written by the writer only */
+	uint64		write_errors;
+	slock_t		error_lock;
+	char		last_error[256];
+	/* counters of processes that reset them, subtracted on read */
+	uint64		reset_base[FC_REC_KIND_MAX + 6];
+	FcLogProcPadded procs[FLEXIBLE_ARRAY_MEMBER];
+} FcLogShared;
+
+static FcLogShared *fc_log = NULL;
+static char *fc_log_ring = NULL;
+
+static int
+fc_log_total_procs(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+static Size
+fc_log_header_size(void)
+{
+	return TYPEALIGN(PG_CACHE_LINE_SIZE,
+					 add_size(offsetof(FcLogShared, procs),
+							  mul_size(sizeof(FcLogProcPadded), fc_log_total_procs())));
+}
+
+Size
+fc_log_shmem_size(void)
+{
+	return add_size(add_size(fc_log_header_size(), PG_CACHE_LINE_SIZE),
+					(Size) fc_log_buffer_size_kb * 1024);
+}
+
+void
+fc_log_shmem_init(void)
+{
+	bool		found;
+	char	   *base;
+
+	base = ShmemInitStruct("pg_fastckpt log", fc_log_shmem_size(), &found);
+	fc_log = (FcLogShared *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
+	if (!found)
+	{
+		int			nprocs = fc_log_total_procs();
+
+		memset(fc_log, 0, offsetof(FcLogShared, procs));
+		pg_atomic_init_u64(&fc_log->insert_lsn, 0);
+		pg_atomic_init_u64(&fc_log->flushed_lsn, 0);
+		pg_atomic_init_u64(&fc_log->next_csn, 1);
+		pg_atomic_init_u32(&fc_log->writer_sleeping, 0);
+		pg_atomic_init_u32(&fc_log->ready, 0);
+		pg_atomic_init_u32(&fc_log->failing, 0);
+		fc_log->writer_procno = -1;
+		fc_log->nprocs = nprocs;
+		fc_log->buffer_size = (uint64) fc_log_buffer_size_kb * 1024;
+		fc_log->buffer_offset = fc_log_header_size();
+		ConditionVariableInit(&fc_log->ready_cv);
+		SpinLockInit(&fc_log->error_lock);
+		for (int i = 0; i < nprocs; i++)
+		{
+			FcLogProc  *p = &fc_log->procs[i].proc;
+
+			memset(p, 0, sizeof(FcLogProcPadded));
+			pg_atomic_init_u64(&p->inserting_at, FC_NOT_INSERTING);
+			pg_atomic_init_u64(&p->wait_lsn, 0);
+		}
+	}
+	fc_log_ring = (char *) fc_log + fc_log->buffer_offset;
+}
+
+static inline FcLogProc *
+fc_log_me(void)
+{
+	Assert(MyProc != NULL && MyProc->pgprocno < fc_log->nprocs);
+	return &fc_log->procs[MyProc->pgprocno].proc;
+}
+
+static void
+fc_log_wake_writer(void)
+{
+	int			procno;
+
+	pg_memory_barrier();
+	if (pg_atomic_read_u32(&fc_log->writer_sleeping) == 0)
+		return;
+	procno = fc_log->writer_procno;
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+uint64
+fc_log_flushed_lsn(void)
+{
+	return pg_atomic_read_u64(&fc_log->flushed_lsn);
+}
+
+bool
+fc_log_is_ready(void)
+{
+	return pg_atomic_read_u32(&fc_log->ready) != 0;
+}
+
+/* Called by startup recovery once it knows where the log ends. */
+void
+fc_log_start(uint64 start_lsn, uint64 next_csn)
+{
+	pg_atomic_write_u64(&fc_log->insert_lsn, start_lsn);
+	pg_atomic_write_u64(&fc_log->flushed_lsn, start_lsn);
+	pg_atomic_write_u64(&fc_log->next_csn, next_csn);
+	pg_write_barrier();
+	pg_atomic_write_u32(&fc_log->ready, 1);
+	ConditionVariableBroadcast(&fc_log->ready_cv);
+}
+
+/* Commit sequence numbers; the caller holds the install latch shared. */
+uint64
+fc_log_next_csn(void)
+{
+	return pg_atomic_fetch_add_u64(&fc_log->next_csn, 1);
+}
+
+/*
+ * Wait until flushed_lsn >= lsn, with our wait position published so the
+ * writer wakes us.  Interrupts are held by the caller or checked by it.
+ */
+static void
+fc_log_sleep_until_flushed(FcLogProc *me, uint64 lsn)
+{
+	pg_atomic_write_u64(&me->wait_lsn, lsn);
+	fc_log_wake_writer();
+	while (pg_atomic_read_u64(&fc_log->flushed_lsn) < lsn)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	pg_atomic_write_u64(&me->wait_lsn, 0);
+}
+
+/*
+ * Append a sealed-on-insert record (its header filled in, len set) and
+ * return the log position just past it.  Cannot fail: the space is
+ * reserved before anything else, and an abandoned reservation would stall
+ * the writer forever.
+ */
+uint64
+fc_log_insert(void *record, uint32 len)
+{
+	FcLogProc  *me = fc_log_me();
+	uint64		padded = FC_LOG_ALIGNED(len);
+	uint64		start;
+	uint64		end;
+	uint64		off;
+	uint64		first;
+
+	Assert(pg_atomic_read_u32(&fc_log->ready) != 0);
+	Assert(padded <= fc_log->buffer_size / 2);
+
+	HOLD_INTERRUPTS();
+	pg_atomic_write_u64(&me->inserting_at, pg_atomic_read_u64(&fc_log->insert_lsn));
+	pg_memory_barrier();
+	start = pg_atomic_fetch_add_u64(&fc_log->insert_lsn, padded);
+	pg_atomic_write_u64(&me->inserting_at, start);
+	end = start + padded;
+
+	/* backpressure: do not overwrite bytes that are not durable yet */
+	if (end - pg_atomic_read_u64(&fc_log->flushed_lsn) > fc_log->buffer_size)
+	{
+		me->buffer_full_waits++;
+		fc_log_sleep_until_flushed(me, end - fc_log->buffer_size);
+	}
+
+	fc_log_seal(record, start);
+	off = start % fc_log->buffer_size;
+	first = Min(len, fc_log->buffer_size - off);
+	memcpy(fc_log_ring + off, record, first);
+	if (first < len)
+		memcpy(fc_log_ring, (char *) record + first, len - first);
+	if (padded > len)
+	{
+		uint64		poff = (start + len) % fc_log->buffer_size;
+
+		/* padding never wraps: the ring size is a multiple of 8 */
+		memset(fc_log_ring + poff, 0, padded - len);
+	}
+
+	pg_write_barrier();
+	pg_atomic_write_u64(&me->inserting_at, FC_NOT_INSERTING);
+	fc_log_wake_writer();
+	RESUME_INTERRUPTS();
+
+	me->records[((fc_log_header *) record)->kind]++;
+	me->bytes += padded;
+	return end;
+}
+
+/*
+ * Wait until the log is durable up to lsn.  At PRE_COMMIT (strict mode,
+ * or a transaction that also wrote WAL) interrupts work as usual: an
+ * error aborts the transaction, and the abort is logged.  After commit
+ * (early lock release) the transaction is already visible, so a cancel
+ * cannot undo it: like PostgreSQL's synchronous replication we keep
+ * waiting on a cancel, and on termination leave without telling the client
+ * that the commit succeeded.
+ */
+void
+fc_log_wait_flushed(uint64 lsn, bool after_commit)
+{
+	FcLogProc  *me;
+	TimestampTz start;
+
+	if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
+		return;
+	me = fc_log_me();
+	start = GetCurrentTimestamp();
+	pg_atomic_write_u64(&me->wait_lsn, lsn);
+	fc_log_wake_writer();
+	for (;;)
+	{
+		if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
+			break;
+		if (after_commit)
+		{
+			if (ProcDiePending)
+			{
+				ereport(WARNING,
+						(errcode(ERRCODE_ADMIN_SHUTDOWN),
+						 errmsg("canceling the wait for the fastckpt log and terminating connection due to administrator command"),
+						 errdetail("The transaction has already committed but might not be durable.")));
+				whereToSendOutput = DestNone;
+				break;
+			}
+			if (QueryCancelPending)
+			{
+				QueryCancelPending = false;
+				ereport(WARNING,
+						(errmsg("cannot cancel the wait for the fastckpt log"),
+						 errdetail("The transaction has already committed and is visible; the commit is acknowledged only once its log record is durable.")));
+			}
+		}
+		else
+			CHECK_FOR_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	pg_atomic_write_u64(&me->wait_lsn, 0);
+	me->commit_waits++;
+	me->commit_wait_us += (uint64) Max(0, GetCurrentTimestamp() - start);
+}
+
+/*
+ * Refuse new writes while the log cannot be written (full or failing
+ * device): they could never be acknowledged.
+ */
+void
+fc_log_check_writable(const char *relname)
+{
+	char		error[256];
+
+	if (likely(pg_atomic_read_u32(&fc_log->failing) == 0))
+		return;
+	SpinLockAcquire(&fc_log->error_lock);
+	strlcpy(error, fc_log->last_error, sizeof(error));
+	SpinLockRelease(&fc_log->error_lock);
+	ereport(ERROR,
+			(errcode(ERRCODE_DISK_FULL),
+			 errmsg("cannot write to fastckpt table \"%s\": the fastckpt log cannot be written",
+					relname),
+			 errdetail("The log writer failed: %s", error),
+			 errhint("Free space on (or repair) the device holding pg_fastckpt/log in the data directory. "
+					 "Waiting commits are acknowledged and writes are accepted again as soon as the log can be written.")));
+}
+
+/* ---- the log writer's side ---- */
+
+uint64
+fc_log_writer_attach(void)
+{
+	fc_log->writer_procno = MyProc->pgprocno;
+	pg_memory_barrier();
+	ConditionVariablePrepareToSleep(&fc_log->ready_cv);
+	while (pg_atomic_read_u32(&fc_log->ready) == 0)
+		ConditionVariableSleep(&fc_log->ready_cv, PG_WAIT_EXTENSION);
+	ConditionVariableCancelSleep();
+	pg_read_barrier();
+	return pg_atomic_read_u64(&fc_log->flushed_lsn);
+}
+
+/* End of the filled prefix: nothing before it is still being copied. */
+uint64
+fc_log_filled_upto(void)
+{
+	uint64		limit = pg_atomic_read_u64(&fc_log->insert_lsn);
+
+	pg_memory_barrier();
+	for (int i = 0; i < fc_log->nprocs; i++)
+	{
+		uint64		at = pg_atomic_read_u64(&fc_log->procs[i].proc.inserting_at);
+
+		if (at < limit)
+			limit = at;
+	}
+	pg_read_barrier();
+	return limit;
+}
+
+/* Contiguous bytes of the ring from lsn, at most up to end. */
+const char *
+fc_log_buffer_range(uint64 lsn, uint64 end, uint64 *len)
+{
+	uint64		off = lsn % fc_log->buffer_size;
+
+	*len = Min(end - lsn, fc_log->buffer_size - off);
+	return fc_log_ring + off;
+}
+
+/* Publish durability and wake every backend it covers, in one sweep. */
+void
+fc_log_set_flushed(uint64 lsn)
+{
+	pg_atomic_write_u64(&fc_log->flushed_lsn, lsn);
+	fc_log->flushes++;
+	pg_memory_barrier();
+	for (int i = 0; i < fc_log->nprocs; i++)
+	{
+		uint64		w = pg_atomic_read_u64(&fc_log->procs[i].proc.wait_lsn);
+
+		if (w != 0 && w <= lsn)
+			SetLatch(&ProcGlobal->allProcs[i].procLatch);
+	}
+}
+
+/*
+ * Announce that the writer is about to sleep; false if work arrived
+ * meanwhile (an inserter that finishes after this sees the flag).
+ */
+bool
+fc_log_writer_sleep_begin(uint64 written)
+{
+	pg_atomic_write_u32(&fc_log->writer_sleeping, 1);
+	pg_memory_barrier();
+	if (fc_log_filled_upto() > written)
+	{
+		pg_atomic_write_u32(&fc_log->writer_sleeping, 0);
+		return false;
+	}
+	return true;
+}
+
+void
+fc_log_writer_sleep_end(void)
+{
+	pg_atomic_write_u32(&fc_log->writer_sleeping, 0);
+}
+
+void
+fc_log_set_failing(const char *error)
+{
+	SpinLockAcquire(&fc_log->error_lock);
+	strlcpy(fc_log->last_error, error, sizeof(fc_log->last_error));
+	SpinLockRelease(&fc_log->error_lock);
+	fc_log->write_errors++;
+	pg_atomic_write_u32(&fc_log->failing, 1);
+}
+
+void
+fc_log_clear_failing(void)
+{
+	pg_atomic_write_u32(&fc_log->failing, 0);
+}
+
+/* ---- statistics ---- */
+
+void
+fc_log_stats_get(FcLogStats *stats)
+{
+	memset(stats, 0, sizeof(FcLogStats));
+	stats->insert_lsn = pg_atomic_read_u64(&fc_log->insert_lsn);
+	stats->flush_lsn = pg_atomic_read_u64(&fc_log->flushed_lsn);
+	for (int i = 0; i < fc_log->nprocs; i++)
+	{
+		FcLogProc  *p = &fc_log->procs[i].proc;
+
+		for (int k = 0; k <= FC_REC_KIND_MAX; k++)
+			stats->records[k] += p->records[k];
+		stats->bytes += p->bytes;
+		stats->commit_waits += p->commit_waits;
+		stats->commit_wait_us += p->commit_wait_us;
+		stats->buffer_full_waits += p->buffer_full_waits;
+	}
+	for (int k = 0; k <= FC_REC_KIND_MAX; k++)
+		stats->records[k] -= fc_log->reset_base[k];
+	stats->bytes -= fc_log->reset_base[FC_REC_KIND_MAX + 1];
+	stats->commit_waits -= fc_log->reset_base[FC_REC_KIND_MAX + 2];
+	stats->commit_wait_us -= fc_log->reset_base[FC_REC_KIND_MAX + 3];
+	stats->buffer_full_waits -= fc_log->reset_base[FC_REC_KIND_MAX + 4];
+	stats->flushes = fc_log->flushes - fc_log->reset_base[FC_REC_KIND_MAX + 5];
+	stats->write_errors = fc_log->write_errors;
+	stats->failing = pg_atomic_read_u32(&fc_log->failing) != 0;
+	SpinLockAcquire(&fc_log->error_lock);
+	strlcpy(stats->last_error, fc_log->last_error, sizeof(stats->last_error));
+	SpinLockRelease(&fc_log->error_lock);
+}
+
+/* Counters are never written by two processes: reset by remembering a base. */
+void
+fc_log_stats_reset(void)
+{
+	FcLogStats	now;
+
+	memset(fc_log->reset_base, 0, sizeof(fc_log->reset_base));
+	fc_log_stats_get(&now);
+	for (int k = 0; k <= FC_REC_KIND_MAX; k++)
+		fc_log->reset_base[k] = now.records[k];
+	fc_log->reset_base[FC_REC_KIND_MAX + 1] = now.bytes;
+	fc_log->reset_base[FC_REC_KIND_MAX + 2] = now.commit_waits;
+	fc_log->reset_base[FC_REC_KIND_MAX + 3] = now.commit_wait_us;
+	fc_log->reset_base[FC_REC_KIND_MAX + 4] = now.buffer_full_waits;
+	fc_log->reset_base[FC_REC_KIND_MAX + 5] = now.flushes;
+}

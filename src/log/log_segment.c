@@ -1,0 +1,286 @@
+/*-------------------------------------------------------------------------
+ *
+ * log_segment.c
+ *	  Log segment files under $PGDATA/pg_fastckpt/log, and reading the log
+ *	  back at recovery.
+ *
+ * A segment is named by the log position it starts at (16 hex digits) and
+ * holds FC_LOG_SEGMENT_SIZE bytes of the stream; a record may continue in
+ * the next segment.  The reader stops at the first record that does not
+ * validate (torn, zeroed, stale or corrupt): everything after it is the
+ * unacknowledged tail of a crash.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/file_perm.h"
+#include "nodes/pg_list.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+
+#include "log/log.h"
+
+#define FC_DIR				"pg_fastckpt"
+#define FC_LOG_DIR			"pg_fastckpt/log"
+#define FC_READ_CHUNK		(4 * 1024 * 1024)
+
+void
+fc_log_dir_ensure(void)
+{
+	if (MakePGDirectory(FC_DIR) < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", FC_DIR)));
+	if (MakePGDirectory(FC_LOG_DIR) < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", FC_LOG_DIR)));
+}
+
+char *
+fc_log_segment_path(uint64 segstart)
+{
+	return psprintf(FC_LOG_DIR "/%016llX", (unsigned long long) segstart);
+}
+
+void
+fc_log_fsync_dir(void)
+{
+	fsync_fname(FC_LOG_DIR, true);
+}
+
+/* Start positions of the segment files, ascending. */
+static List *
+fc_log_list_segments(void)
+{
+	List	   *segs = NIL;
+	DIR		   *dir;
+	struct dirent *de;
+
+	dir = AllocateDir(FC_LOG_DIR);
+	while ((de = ReadDir(dir, FC_LOG_DIR)) != NULL)
+	{
+		char	   *endp;
+		unsigned long long start;
+		uint64	   *item;
+		ListCell   *lc;
+		int			pos = 0;
+
+		if (strlen(de->d_name) != 16 ||
+			strspn(de->d_name, "0123456789ABCDEF") != 16)
+			continue;
+		start = strtoull(de->d_name, &endp, 16);
+		if (start % FC_LOG_SEGMENT_SIZE != 0)
+			continue;
+		item = palloc(sizeof(uint64));
+		*item = start;
+		foreach(lc, segs)
+		{
+			if (*(uint64 *) lfirst(lc) > start)
+				break;
+			pos++;
+		}
+		segs = list_insert_nth(segs, pos, item);
+	}
+	FreeDir(dir);
+	return segs;
+}
+
+/* Where the oldest segment starts (0 with no log at all). */
+uint64
+fc_log_first_lsn(void)
+{
+	List	   *segs = fc_log_list_segments();
+	uint64		first = 0;
+
+	if (segs != NIL)
+		first = *(uint64 *) linitial(segs);
+	list_free_deep(segs);
+	return first;
+}
+
+/*
+ * Cut the log at end_lsn, where recovery found its last valid record, so
+ * that new records never sit in front of stale bytes of a torn tail.
+ */
+void
+fc_log_truncate_at(uint64 end_lsn)
+{
+	List	   *segs = fc_log_list_segments();
+	ListCell   *lc;
+
+	foreach(lc, segs)
+	{
+		uint64		start = *(uint64 *) lfirst(lc);
+		char	   *path = fc_log_segment_path(start);
+		struct stat st;
+
+		if (start >= end_lsn && !(start == end_lsn && end_lsn % FC_LOG_SEGMENT_SIZE != 0))
+		{
+			if (unlink(path) < 0 && errno != ENOENT)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not remove fastckpt log segment \"%s\": %m", path)));
+			ereport(LOG,
+					(errmsg("pg_fastckpt: removed log segment \"%s\" past the end of the log", path)));
+		}
+		else if (stat(path, &st) == 0 && start + (uint64) st.st_size > end_lsn)
+		{
+			int			fd = OpenTransientFile(path, O_RDWR | PG_BINARY);
+
+			if (fd < 0 || ftruncate(fd, (off_t) (end_lsn - start)) < 0 ||
+				pg_fsync(fd) != 0)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not truncate fastckpt log segment \"%s\" to %llu bytes: %m",
+								path, (unsigned long long) (end_lsn - start))));
+			CloseTransientFile(fd);
+		}
+		pfree(path);
+	}
+	list_free_deep(segs);
+	fc_log_fsync_dir();
+}
+
+/* ---- reader ---- */
+
+struct FcLogReader
+{
+	uint64		pos;			/* next record */
+	char	   *chunk;			/* bytes [chunk_lsn, chunk_lsn + chunk_len) */
+	uint64		chunk_lsn;
+	uint64		chunk_len;
+	uint64		chunk_cap;
+	int			fd;				/* open segment, or -1 */
+	uint64		fd_segstart;
+	bool		at_end;
+};
+
+FcLogReader *
+fc_log_reader_open(uint64 start_lsn)
+{
+	FcLogReader *r = palloc0(sizeof(FcLogReader));
+
+	r->pos = start_lsn;
+	r->chunk_cap = FC_READ_CHUNK + FC_LOG_MAX_RECORD;
+	r->chunk = palloc(r->chunk_cap);
+	r->fd = -1;
+	return r;
+}
+
+/* Read up to len bytes at lsn, across segments; returns bytes read. */
+static uint64
+fc_log_read_at(FcLogReader *r, uint64 lsn, char *dst, uint64 len)
+{
+	uint64		done = 0;
+
+	while (done < len)
+	{
+		uint64		at = lsn + done;
+		uint64		segstart = at - at % FC_LOG_SEGMENT_SIZE;
+		uint64		want = Min(len - done, segstart + FC_LOG_SEGMENT_SIZE - at);
+		ssize_t		got;
+
+		if (r->fd < 0 || r->fd_segstart != segstart)
+		{
+			char	   *path = fc_log_segment_path(segstart);
+
+			if (r->fd >= 0)
+				CloseTransientFile(r->fd);
+			r->fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+			if (r->fd < 0)
+			{
+				if (errno != ENOENT)
+					ereport(ERROR,
+							(errcode_for_file_access(),
+							 errmsg("could not open fastckpt log segment \"%s\": %m", path)));
+				pfree(path);
+				return done;
+			}
+			r->fd_segstart = segstart;
+			pfree(path);
+		}
+		got = pg_pread(r->fd, dst + done, want, (off_t) (at - segstart));
+		if (got < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read fastckpt log at position %llu: %m",
+							(unsigned long long) at)));
+		done += got;
+		if ((uint64) got < want)
+			return done;		/* end of this segment's data */
+	}
+	return done;
+}
+
+/*
+ * Make at least len bytes from lsn available in the chunk if the log has
+ * them; returns how many bytes from lsn the chunk holds.
+ */
+static uint64
+fc_log_reader_fill(FcLogReader *r, uint64 lsn, uint64 len)
+{
+	if (lsn >= r->chunk_lsn && lsn + len <= r->chunk_lsn + r->chunk_len)
+		return r->chunk_lsn + r->chunk_len - lsn;
+	r->chunk_lsn = lsn;
+	r->chunk_len = fc_log_read_at(r, lsn, r->chunk, Max(len, FC_READ_CHUNK));
+	return r->chunk_len;
+}
+
+/*
+ * The next valid record, or NULL at the end of the log.  The record stays
+ * valid until the next call.
+ */
+const fc_log_header *
+fc_log_reader_next(FcLogReader *r)
+{
+	uint32		need = FC_LOG_HEADER_SIZE;
+
+	while (!r->at_end)
+	{
+		uint64		avail = fc_log_reader_fill(r, r->pos, need);
+		const char *p = r->chunk + (r->pos - r->chunk_lsn);
+
+		if (avail < need)
+			break;
+		switch (fc_log_validate(p, avail, r->pos, FC_LOG_MAX_RECORD, &need))
+		{
+			case FC_LOG_VALID:
+				{
+					const fc_log_header *rec = (const fc_log_header *) p;
+
+					r->pos += FC_LOG_ALIGNED(rec->len);
+					return rec;
+				}
+			case FC_LOG_SHORT:
+				continue;		/* read the whole record */
+			case FC_LOG_INVALID:
+				r->at_end = true;
+				break;
+		}
+	}
+	r->at_end = true;
+	return NULL;
+}
+
+/* Position just past the last valid record returned. */
+uint64
+fc_log_reader_end(FcLogReader *r)
+{
+	return r->pos;
+}
+
+void
+fc_log_reader_close(FcLogReader *r)
+{
+	if (r->fd >= 0)
+		CloseTransientFile(r->fd);
+	pfree(r->chunk);
+	pfree(r);
+}

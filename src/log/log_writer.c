@@ -1,0 +1,246 @@
+/*-------------------------------------------------------------------------
+ *
+ * log_writer.c
+ *	  The log writer background worker: the only process doing log I/O.
+ *
+ * Loop: take whatever prefix of the buffer is filled, write it to the
+ * segment files, fdatasync, publish the new durable position and wake
+ * every backend it covers, then start over at once (flush pipelining):
+ * commits that arrived during one flush form the next group.
+ *
+ * A write or sync error (a full or failing device) acknowledges nothing:
+ * the writer marks the log as failing, which makes new writes to fastckpt
+ * tables fail with a clear error, and retries every second by writing the
+ * not-yet-durable bytes again from the buffer (after a failed fsync the
+ * kernel's copy cannot be trusted).  Once that succeeds, waiting commits
+ * are acknowledged and writes are accepted again.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/file_perm.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+
+#include "pg_fastckpt.h"
+#include "log/log.h"
+
+PGDLLEXPORT void fc_log_writer_main(Datum arg);
+
+#define FC_SYNC_TRACE_PATH	"pg_fastckpt/sync_trace"
+
+static int	fc_seg_fd = -1;
+static uint64 fc_seg_start = 0;
+static int	fc_trace_fd = -1;
+
+void
+fc_register_log_writer(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fc_log_writer_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt log writer");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt log writer");
+	RegisterBackgroundWorker(&worker);
+}
+
+static void
+fc_seg_close(void)
+{
+	if (fc_seg_fd >= 0)
+		close(fc_seg_fd);
+	fc_seg_fd = -1;
+}
+
+/* Open (creating if needed) the segment holding lsn; false on error. */
+static bool
+fc_seg_open(uint64 lsn, char *err, size_t errlen)
+{
+	uint64		segstart = lsn - lsn % FC_LOG_SEGMENT_SIZE;
+	char	   *path;
+	bool		created = false;
+
+	if (fc_seg_fd >= 0 && fc_seg_start == segstart)
+		return true;
+	fc_seg_close();
+	path = fc_log_segment_path(segstart);
+	fc_seg_fd = open(path, O_WRONLY | PG_BINARY, pg_file_create_mode);
+	if (fc_seg_fd < 0 && errno == ENOENT)
+	{
+		fc_seg_fd = open(path, O_WRONLY | O_CREAT | PG_BINARY, pg_file_create_mode);
+		created = true;
+	}
+	if (fc_seg_fd < 0)
+	{
+		snprintf(err, errlen, "could not open log segment \"%s\": %m", path);
+		pfree(path);
+		return false;
+	}
+	pfree(path);
+	fc_seg_start = segstart;
+	/* a new file is only durable once its directory entry is */
+	if (created)
+		fc_log_fsync_dir();
+	return true;
+}
+
+static bool
+fc_seg_sync(char *err, size_t errlen)
+{
+	if (fc_seg_fd >= 0 && pg_fdatasync(fc_seg_fd) != 0)
+	{
+		snprintf(err, errlen, "could not fdatasync log segment %016llX: %m",
+				 (unsigned long long) fc_seg_start);
+		fc_seg_close();
+		return false;
+	}
+	return true;
+}
+
+/* Write and sync [from, to); false (with err set) on any failure. */
+static bool
+fc_write_range(uint64 from, uint64 to, char *err, size_t errlen)
+{
+	uint64		pos = from;
+
+	while (pos < to)
+	{
+		uint64		segstart = pos - pos % FC_LOG_SEGMENT_SIZE;
+		uint64		segend = Min(to, segstart + FC_LOG_SEGMENT_SIZE);
+		uint64		len;
+		const char *src;
+		ssize_t		n;
+
+		if (fc_seg_fd >= 0 && fc_seg_start != segstart)
+		{
+			/* finishing a segment: it must be durable before we move on */
+			if (!fc_seg_sync(err, errlen))
+				return false;
+		}
+		if (!fc_seg_open(pos, err, errlen))
+			return false;
+		src = fc_log_buffer_range(pos, segend, &len);
+		pgstat_report_wait_start(WAIT_EVENT_WAL_WRITE);
+		n = pg_pwrite(fc_seg_fd, src, len, (off_t) (pos - segstart));
+		pgstat_report_wait_end();
+		if (n <= 0)
+		{
+			if (n == 0)
+				errno = ENOSPC;
+			snprintf(err, errlen, "could not write log segment %016llX at offset %llu: %m",
+					 (unsigned long long) segstart,
+					 (unsigned long long) (pos - segstart));
+			fc_seg_close();
+			return false;
+		}
+		pos += n;
+	}
+	pgstat_report_wait_start(WAIT_EVENT_WAL_SYNC);
+	if (!fc_seg_sync(err, errlen))
+	{
+		pgstat_report_wait_end();
+		return false;
+	}
+	pgstat_report_wait_end();
+	return true;
+}
+
+/* Test-only: where the log is durable, for the power-loss model. */
+static void
+fc_trace_synced(uint64 lsn)
+{
+	char		line[32];
+
+	if (fc_trace_fd < 0)
+		fc_trace_fd = open(FC_SYNC_TRACE_PATH, O_WRONLY | O_CREAT | PG_BINARY,
+						   pg_file_create_mode);
+	if (fc_trace_fd < 0)
+		elog(FATAL, "could not open \"%s\": %m", FC_SYNC_TRACE_PATH);
+	snprintf(line, sizeof(line), "%016llX\n", (unsigned long long) lsn);
+	if (pg_pwrite(fc_trace_fd, line, 17, 0) != 17)
+		elog(FATAL, "could not write \"%s\": %m", FC_SYNC_TRACE_PATH);
+}
+
+void
+fc_log_writer_main(Datum arg)
+{
+	uint64		written;
+	bool		failing = false;
+	char		err[512];
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	written = fc_log_writer_attach();
+	if (fc_test_sync_trace)
+		fc_trace_synced(written);
+	ereport(LOG,
+			(errmsg("pg_fastckpt: log writer started at log position %llu",
+					(unsigned long long) written)));
+
+	for (;;)
+	{
+		uint64		upto = fc_log_filled_upto();
+
+		if (upto > written)
+		{
+			if (!fc_write_range(written, upto, err, sizeof(err)))
+			{
+				if (!failing)
+					ereport(WARNING,
+							(errmsg("pg_fastckpt: %s", err),
+							 errdetail("No commit is acknowledged and writes to fastckpt tables are refused until the log can be written; retrying every second.")));
+				failing = true;
+				fc_log_set_failing(err);
+				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 1000L, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+				if (ShutdownRequestPending)
+					proc_exit(0);
+				continue;
+			}
+			if (failing)
+			{
+				ereport(LOG,
+						(errmsg("pg_fastckpt: the log can be written again; resuming")));
+				failing = false;
+				fc_log_clear_failing();
+			}
+			written = upto;
+			if (fc_test_sync_trace)
+				fc_trace_synced(written);
+			fc_log_set_flushed(written);
+			continue;
+		}
+
+		if (ShutdownRequestPending)
+			proc_exit(0);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (!fc_log_writer_sleep_begin(written))
+			continue;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		fc_log_writer_sleep_end();
+	}
+}

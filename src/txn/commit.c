@@ -1,0 +1,458 @@
+/*-------------------------------------------------------------------------
+ *
+ * commit.c
+ *	  Logging and durability of a committing transaction (DESIGN.md
+ *	  section 5).
+ *
+ * At PRE_COMMIT, under the install latch held shared: take the CSN, build
+ * the transaction's record(s) -- DDL entries for the storages it created
+ * or dropped, then the final image (or a tombstone) of every row it wrote
+ * -- while installing the same images into the current shadow images, and
+ * append them to the log.  Then wait for the log writer: right away in
+ * strict mode, after PostgreSQL released the transaction's locks in early
+ * lock release mode (Aether, section 3).
+ *
+ * A transaction that also wrote WAL (heap tables, catalogs), or whose
+ * changes need more than one record, waits before PostgreSQL's commit
+ * record, forces that record to disk, and flags its records so recovery
+ * replays them only if PostgreSQL's commit log says the xid committed:
+ * both sides are then all-or-nothing together.  Everything else is
+ * atomic because it is one record, and an ABORT record voids it if the
+ * transaction fails after appending it.
+ *
+ * A storage created in this transaction (CREATE TABLE, TRUNCATE, table
+ * rewrites) is logged whole, whatever wrote it (COPY, rewrites that bypass
+ * the write set).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "utils/memutils.h"
+#include "tcop/pquery.h"
+#include "utils/portal.h"
+#include "utils/resowner.h"
+#include "utils/timestamp.h"
+
+#include "pg_fastckpt.h"
+#include "log/log.h"
+#include "recovery/gate.h"
+#include "store/table_store.h"
+#include "txn/write_set.h"
+
+/* A record being built; grows up to FC_LOG_MAX_RECORD. */
+typedef struct FcRecBuilder
+{
+	char	   *buf;
+	uint32		cap;
+	fc_log_header *hdr;
+	uint64		end_lsn;		/* after the last record appended */
+	int			nrecords;
+} FcRecBuilder;
+
+static FcRecBuilder fc_rb;
+static uint64 fc_elr_wait_lsn = 0;	/* wait for this after locks are released */
+static FullTransactionId fc_logged_xid; /* records appended for this xid */
+uint64		fc_read_wait_lsn = 0;
+
+static void
+fc_rb_begin(uint8 kind, uint8 flags, uint64 csn)
+{
+	if (fc_rb.buf == NULL)
+	{
+		fc_rb.cap = FC_LOG_MAX_RECORD;
+		fc_rb.buf = MemoryContextAlloc(TopMemoryContext, fc_rb.cap);
+	}
+	fc_rb.hdr = (fc_log_header *) fc_rb.buf;
+	memset(fc_rb.hdr, 0, FC_LOG_HEADER_SIZE);
+	fc_rb.hdr->len = FC_LOG_HEADER_SIZE;
+	fc_rb.hdr->csn = csn;
+	fc_rb.hdr->xid = U64FromFullTransactionId(GetTopFullTransactionIdIfAny());
+	fc_rb.hdr->dbid = MyDatabaseId;
+	fc_rb.hdr->kind = kind;
+	fc_rb.hdr->flags = flags;
+}
+
+static void
+fc_rb_emit(void)
+{
+	fc_rb.end_lsn = fc_log_insert(fc_rb.buf, fc_rb.hdr->len);
+	fc_rb.nrecords++;
+	fc_logged_xid = GetTopFullTransactionIdIfAny();
+}
+
+/* Room for an entry of size bytes, emitting the record so far if needed. */
+static char *
+fc_rb_reserve(uint32 size)
+{
+	char	   *p;
+
+	if (fc_rb.hdr->len + size > fc_rb.cap || fc_rb.hdr->nentries == PG_UINT16_MAX)
+	{
+		fc_log_header saved = *fc_rb.hdr;
+
+		/* only flagged (multi-record) transactions get here */
+		Assert(fc_rb.hdr->flags & FC_REC_NEEDS_CLOG);
+		fc_rb_emit();
+		fc_rb_begin(saved.kind, saved.flags, saved.csn);
+	}
+	p = fc_rb.buf + fc_rb.hdr->len;
+	fc_rb.hdr->len += size;
+	fc_rb.hdr->nentries++;
+	return p;
+}
+
+static void
+fc_rb_add_ddl(uint32 op, const RelFileNode *rnode, Oid relid, uint32 capacity)
+{
+	fc_log_ddl *d = (fc_log_ddl *) fc_rb_reserve(sizeof(fc_log_ddl));
+
+	d->op = op;
+	d->dbid = rnode->dbNode;
+	d->spcid = rnode->spcNode;
+	d->relnode = rnode->relNode;
+	d->relid = relid;
+	d->image_capacity = capacity;
+}
+
+/*
+ * Install a slot's committed state into the current shadow image and log
+ * it; the slot latch is taken here.  New storages log live rows only.
+ */
+static void
+fc_rb_add_slot(FcTable *tbl, uint64 slotno, uint64 phase, bool new_storage)
+{
+	char	   *sp = fc_slot_ptr(tbl, slotno);
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+	LWLock	   *lock = fc_slot_lock(tbl, slotno);
+	bool		live;
+	uint32		len;
+	fc_log_row *row;
+
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	if (!(hdr->flags & FC_SLOT_USED))
+		live = false;
+	else
+		live = !((TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ||
+				 (hdr->flags & FC_XMIN_ABORTED));
+	if (hdr->flags & FC_SLOT_USED)
+		fc_install_slot(tbl, slotno, phase);
+	if (!live && new_storage)
+	{
+		LWLockRelease(lock);
+		return;
+	}
+	len = live ? hdr->live_len : FC_LOG_TOMBSTONE;
+	row = (fc_log_row *) fc_rb_reserve(fc_log_row_size(len));
+	row->spcid = tbl->key.spcid;
+	row->relnode = tbl->key.relnode;
+	row->slotno = slotno;
+	row->len = len;
+	row->reserved = 0;
+	if (live)
+	{
+		memcpy((char *) row + sizeof(fc_log_row), fc_pp_live(sp, &tbl->layout), len);
+		memset((char *) row + sizeof(fc_log_row) + len, 0,
+			   FC_LOG_ALIGNED(len) - len);
+	}
+	LWLockRelease(lock);
+}
+
+static uint64
+fc_slot_entry_bound(FcTable *tbl)
+{
+	return sizeof(fc_log_row) + tbl->layout.image_capacity;
+}
+
+/* Does this write belong to a storage that is logged whole? */
+static bool
+fc_in_new_storage(FcTable *tbl, List *new_tables)
+{
+	ListCell   *lc;
+
+	foreach(lc, new_tables)
+		if (lfirst(lc) == tbl)
+			return true;
+	return false;
+}
+
+/* The log opens when startup recovery has replayed it. */
+static void
+fc_wait_log_ready(void)
+{
+	TimestampTz start = GetCurrentTimestamp();
+
+	while (!fc_log_is_ready())
+	{
+		long		waited = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+
+		if (waited >= fc_recovery_wait_timeout_ms)
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("cannot commit changes to fastckpt tables: recovery in progress"),
+					 errdetail("Waited %ld ms for pg_fastckpt startup recovery to finish.", waited),
+					 errhint("Retry shortly; progress is in the server log and in fastckpt_stat_recovery.")));
+		pg_usleep(10000L);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+void
+fc_commit_pre_commit(void)
+{
+	int			nwrites = fc_write_set_size();
+	List	   *changes;
+	List	   *new_tables = NIL;
+	ListCell   *lc;
+	uint64		estimate = FC_LOG_HEADER_SIZE;
+	uint64		entries = 0;
+	bool		needs_clog;
+	uint64		csn;
+	uint64		phase;
+	FcTable    *prev_tbl = NULL;
+	uint64		prev_slot = 0;
+
+	fc_elr_wait_lsn = 0;
+	if (fc_read_wait_lsn != 0)
+	{
+		uint64		lsn = fc_read_wait_lsn;
+
+		fc_read_wait_lsn = 0;
+		if (nwrites == 0)
+			fc_log_wait_flushed(lsn, false);
+	}
+	if (nwrites == 0 && !fc_pending_changes_exist())
+		return;
+	if (fc_in_recovery_worker)
+	{
+		/* replaying the log: install only, the records are there already */
+		phase = fc_pp_phase();
+		LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
+		for (int i = 0; i < nwrites; i++)
+		{
+			FcWrite    *w = fc_write_set_get(i);
+			LWLock	   *lock;
+
+			if (w->tbl->generation != w->generation)
+				continue;
+			lock = fc_slot_lock(w->tbl, w->slotno);
+			LWLockAcquire(lock, LW_EXCLUSIVE);
+			fc_install_slot(w->tbl, w->slotno, phase);
+			LWLockRelease(lock);
+		}
+		LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+		fc_count_live_rows();
+		fc_write_set_installed();
+		return;
+	}
+	fc_wait_log_ready();
+
+	/* storages created here are logged whole; size everything up */
+	changes = fc_pending_storage_changes();
+	foreach(lc, changes)
+	{
+		bool		is_drop;
+		const RelFileNode *rnode = fc_pending_change_rnode(lfirst(lc), &is_drop);
+		FcTable    *tbl;
+
+		estimate += sizeof(fc_log_ddl);
+		entries++;
+		if (is_drop || (tbl = fc_table_lookup(rnode)) == NULL)
+			continue;
+		new_tables = lappend(new_tables, tbl);
+		estimate += fc_table_nslots(tbl) * fc_slot_entry_bound(tbl);
+		entries += fc_table_nslots(tbl);
+	}
+	for (int i = 0; i < nwrites; i++)
+	{
+		FcWrite    *w = fc_write_set_get(i);
+
+		estimate += fc_slot_entry_bound(w->tbl);
+		entries++;
+	}
+
+	/*
+	 * Anything that WAL-logged (or is too big for one record) goes by
+	 * PostgreSQL's commit record; make that record durable too.
+	 */
+	needs_clog = (changes != NIL || XactLastRecEnd != InvalidXLogRecPtr ||
+				  estimate > FC_LOG_MAX_RECORD || entries >= PG_UINT16_MAX);
+	if (needs_clog)
+	{
+		(void) GetTopTransactionId();
+		ForceSyncCommit();
+	}
+
+	fc_rb.nrecords = 0;
+	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
+	phase = fc_pp_phase();
+	csn = fc_log_next_csn();
+
+	if (changes != NIL)
+	{
+		fc_rb_begin(FC_REC_DDL, FC_REC_NEEDS_CLOG, csn);
+		foreach(lc, changes)
+		{
+			bool		is_drop;
+			const RelFileNode *rnode = fc_pending_change_rnode(lfirst(lc), &is_drop);
+			FcTable    *tbl;
+
+			if (!OidIsValid(rnode->relNode))
+				fc_rb_add_ddl(FC_DDL_DROP_DATABASE, rnode, InvalidOid, 0);
+			else if (is_drop)
+				fc_rb_add_ddl(FC_DDL_DROP, rnode, InvalidOid, 0);
+			else if ((tbl = fc_table_lookup(rnode)) != NULL)
+				fc_rb_add_ddl(FC_DDL_CREATE, rnode, tbl->relid,
+							  tbl->layout.image_capacity);
+		}
+		fc_rb_emit();
+	}
+
+	fc_rb_begin(FC_REC_VALUES, needs_clog ? FC_REC_NEEDS_CLOG : 0, csn);
+	for (int i = 0; i < nwrites; i++)
+	{
+		FcWrite    *w = fc_write_set_get(i);
+
+		if (w->tbl->generation != w->generation ||
+			(w->tbl == prev_tbl && w->slotno == prev_slot) ||
+			fc_in_new_storage(w->tbl, new_tables))
+			continue;
+		fc_rb_add_slot(w->tbl, w->slotno, phase, false);
+		prev_tbl = w->tbl;
+		prev_slot = w->slotno;
+	}
+	foreach(lc, new_tables)
+	{
+		FcTable    *tbl = (FcTable *) lfirst(lc);
+		uint64		nslots = fc_table_nslots(tbl);
+
+		for (uint64 s = 0; s < nslots; s++)
+			fc_rb_add_slot(tbl, s, phase, true);
+	}
+	if (fc_rb.hdr->nentries > 0)
+		fc_rb_emit();
+
+	/* stamp the rows with their record, for readers (see fc_note_read_stamp) */
+	for (int i = 0; i < nwrites; i++)
+	{
+		FcWrite    *w = fc_write_set_get(i);
+		FcSlotHeader *hdr;
+
+		if (w->tbl->generation != w->generation)
+			continue;
+		hdr = fc_slot_header(w->tbl, w->slotno);
+		if (hdr->flags & FC_SLOT_USED)
+			hdr->link = fc_rb.end_lsn;
+	}
+	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+	fc_count_live_rows();
+	fc_write_set_installed();
+	list_free(new_tables);
+	list_free(changes);
+
+	if (fc_rb.nrecords == 0)
+		return;
+	if (needs_clog || fc_commit_mode == FC_COMMIT_STRICT)
+		fc_log_wait_flushed(fc_rb.end_lsn, false);
+	else
+		fc_elr_wait_lsn = fc_rb.end_lsn;
+}
+
+/*
+ * Early lock release: the transaction is committed and its locks are gone;
+ * only now wait for the log, so that transactions queued behind our row
+ * locks join the same flush.  The client hears of the commit only after.
+ */
+static void
+fc_commit_release_callback(ResourceReleasePhase phase, bool isCommit,
+						   bool isTopLevel, void *arg)
+{
+	uint64		lsn = fc_elr_wait_lsn;
+
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isCommit || !isTopLevel || lsn == 0)
+		return;
+	fc_elr_wait_lsn = 0;
+	fc_log_wait_flushed(lsn, true);
+}
+
+void
+fc_commit_at_end(void)
+{
+	fc_logged_xid = InvalidFullTransactionId;
+	fc_read_wait_lsn = 0;
+}
+
+/* Void the records of a transaction that failed after appending them. */
+void
+fc_commit_at_abort(void)
+{
+	fc_elr_wait_lsn = 0;
+	fc_read_wait_lsn = 0;
+	if (FullTransactionIdIsValid(fc_logged_xid))
+	{
+		fc_log_header rec;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.len = FC_LOG_HEADER_SIZE;
+		rec.xid = U64FromFullTransactionId(fc_logged_xid);
+		rec.dbid = MyDatabaseId;
+		rec.kind = FC_REC_ABORT;
+		(void) fc_log_insert(&rec, rec.len);
+		fc_logged_xid = InvalidFullTransactionId;
+	}
+}
+
+/*
+ * A row version committed by someone else is about to be returned; if its
+ * record may not be durable yet (early lock release), remember to wait
+ * before handing it over.  Called with the slot latch held, so no waiting
+ * here.
+ */
+void
+fc_note_read_stamp(uint64 stamp)
+{
+	if (stamp > fc_read_wait_lsn && stamp > fc_log_flushed_lsn())
+		fc_read_wait_lsn = stamp;
+}
+
+/*
+ * A transaction that has not written fastckpt rows never returns a row
+ * version whose record is not durable: it waits for the flush.  One that
+ * has written waits at its own commit, for a later position.
+ */
+void
+fc_wait_read_durable_slow(void)
+{
+	uint64		lsn = fc_read_wait_lsn;
+
+	if (fc_write_set_size() > 0)
+	{
+		fc_read_wait_lsn = 0;
+		return;
+	}
+
+	/*
+	 * A data-modifying statement (an UPDATE reading the row it will
+	 * change) returns no rows of others: decide at its commit, where it has
+	 * either written (and waits for a later position) or waits for this.
+	 */
+	if (ActivePortal != NULL &&
+		(ActivePortal->commandTag == CMDTAG_UPDATE ||
+		 ActivePortal->commandTag == CMDTAG_DELETE ||
+		 ActivePortal->commandTag == CMDTAG_INSERT ||
+		 ActivePortal->commandTag == CMDTAG_MERGE))
+		return;
+	fc_read_wait_lsn = 0;
+	fc_log_wait_flushed(lsn, false);
+}
+
+void
+fc_commit_register_callbacks(void)
+{
+	RegisterResourceReleaseCallback(fc_commit_release_callback, NULL);
+}
