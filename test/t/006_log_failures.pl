@@ -1,0 +1,161 @@
+# Failure behaviour of the log: a torn or corrupted tail ends replay at the
+# last valid record without crashing; a log device that fills up
+# acknowledges no commit, refuses new writes with a clear error, and once
+# space returns the waiting commit completes and nothing is lost.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use File::Copy qw(move);
+use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $node = fastckpt_node('log_failures');
+my $logdir = $node->data_dir . '/pg_fastckpt/log';
+
+$node->safe_psql('postgres',
+	'CREATE TABLE t (id int PRIMARY KEY, v text) USING fastckpt');
+
+# The newest segment file and its size.
+sub last_segment
+{
+	opendir(my $dh, $logdir) or die "opendir $logdir: $!";
+	my @segs = sort grep { /^[0-9A-F]{16}$/ } readdir($dh);
+	closedir($dh);
+	my $path = "$logdir/$segs[-1]";
+	return ($path, -s $path);
+}
+
+# ---- torn tail: the last record half written ----
+$node->safe_psql('postgres',
+	q{INSERT INTO t SELECT g, 'first' FROM generate_series(1, 100) g});
+my $before_last = $node->safe_psql('postgres',
+	'SELECT insert_lsn FROM fastckpt_stat_log');
+$node->safe_psql('postgres',
+	q{INSERT INTO t SELECT g, 'last' FROM generate_series(101, 200) g});
+my $end = $node->safe_psql('postgres', 'SELECT insert_lsn FROM fastckpt_stat_log');
+crash_postmaster($node);
+
+my ($seg, $size) = last_segment();
+my $seg_start = hex((split m{/}, $seg)[-1]);
+# cut the last record in the middle, as a crash mid-write would
+truncate($seg, $before_last - $seg_start + int(($end - $before_last) / 2))
+  or die "truncate: $!";
+$node->start;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT v, count(*) FROM t GROUP BY v ORDER BY v}),
+	'first|100', 'torn tail: replay stopped at the last whole record');
+$node->safe_psql('postgres',
+	q{INSERT INTO t SELECT g, 'after torn' FROM generate_series(101, 150) g});
+crash_postmaster($node);
+$node->start;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT v, count(*) FROM t GROUP BY v ORDER BY v}),
+	"after torn|50\nfirst|100",
+	'torn tail: records written after it replay, no stale bytes in between');
+
+# ---- corrupted record: a flipped byte in the newest record ----
+$before_last = $node->safe_psql('postgres', 'SELECT insert_lsn FROM fastckpt_stat_log');
+$node->safe_psql('postgres', q{UPDATE t SET v = 'corrupt me' WHERE id <= 10});
+$end = $node->safe_psql('postgres', 'SELECT insert_lsn FROM fastckpt_stat_log');
+crash_postmaster($node);
+($seg, $size) = last_segment();
+$seg_start = hex((split m{/}, $seg)[-1]);
+open(my $fh, '+<', $seg) or die "open $seg: $!";
+binmode($fh);
+seek($fh, $before_last - $seg_start + int(($end - $before_last) * 3 / 4), 0);
+my $byte;
+read($fh, $byte, 1);
+seek($fh, -1, 1);
+print $fh chr(ord($byte) ^ 0xFF);
+close($fh);
+$node->start;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT count(*) FROM t WHERE v = 'corrupt me'}),
+	'0', 'corrupted record: not replayed');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	'150', 'corrupted record: everything before it replayed');
+ok(!$node->log_contains('TRAP:|terminated by signal|PANIC'),
+	'bad tails: no crash, assertion failure or PANIC');
+
+# ---- a full log device ----
+SKIP:
+{
+	my $fs = $ENV{FASTCKPT_SMALL_FS};
+	skip 'FASTCKPT_SMALL_FS (a small tmpfs, mounted by test/run_tests.sh as root) not set', 7
+	  unless $fs && -d $fs && -w $fs;
+
+	# move the log onto the small device, filled up but for a little room
+	$node->stop;
+	my $target = "$fs/log_" . $$;
+	system('cp', '-a', $logdir, $target) == 0 or die "cp: $?";
+	system('rm', '-rf', $logdir) == 0 or die "rm: $?";
+	symlink($target, $logdir) or die "symlink: $!";
+	system("dd if=/dev/zero of=$fs/filler bs=1M count=1000 2>/dev/null");
+	unlink("$fs/filler_small");
+	# leave about 2 MB free
+	truncate("$fs/filler", (-s "$fs/filler") - 2 * 1024 * 1024) or die "truncate filler: $!";
+	$node->start;
+	wait_for_tables_open($node);
+
+	# write until the log cannot take more: that commit must not return
+	my $writer = $node->background_psql('postgres', on_error_stop => 0);
+	my $acked = 0;
+	my $blocked = 0;
+	# about 200 kB of incompressible rows per transaction
+	for my $i (1 .. 400)
+	{
+		$writer->{stdin} .= qq{INSERT INTO t SELECT 1000 * $i + g, (SELECT string_agg(md5(random()::text || g || k), '') FROM generate_series(1, 6) k) FROM generate_series(1, 1000) g;\n\\echo done $i\n};
+		my $waited = 0;
+		while ($writer->{stdout} !~ /done $i\b/ && $waited < 40)
+		{
+			$writer->{run}->pump_nb;
+			usleep(50_000);
+			$waited++;
+		}
+		die "writer failed: $writer->{stderr}" if $writer->{stderr} =~ /ERROR/;
+		if ($writer->{stdout} =~ /done $i\b/) { $acked = $i; next; }
+		$blocked = $i;
+		last;
+	}
+	ok($blocked > 0, "full device: commit $blocked is not acknowledged");
+	is($node->safe_psql('postgres', 'SELECT failing FROM fastckpt_stat_log'),
+		't', 'full device: the view says the log is failing');
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		q{INSERT INTO t VALUES (-1, 'refused')});
+	like($stderr, qr/cannot write to fastckpt table "t": the fastckpt log cannot be written/,
+		'full device: new writes are refused with a clear error');
+	ok($node->safe_psql('postgres', 'SELECT 1') eq '1',
+		'full device: the server is up and reads work');
+
+	# space returns: the blocked commit completes by itself
+	unlink("$fs/filler");
+	my $waited = 0;
+	while ($writer->{stdout} !~ /done $blocked\b/ && $waited < 200)
+	{
+		$writer->{run}->pump_nb;
+		usleep(50_000);
+		$waited++;
+	}
+	like($writer->{stdout}, qr/done $blocked\b/,
+		'space returned: the waiting commit is acknowledged');
+	$writer->quit;
+	$node->safe_psql('postgres', q{INSERT INTO t VALUES (-2, 'accepted again')});
+	my $rows = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+	crash_postmaster($node);
+	$node->start;
+	wait_for_tables_open($node);
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows,
+		'space returned: every acknowledged row survives a crash');
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM t WHERE id > 1000 AND id <= 1000 * ($blocked + 1)"),
+		1000 * $blocked, 'space returned: the blocked transaction and all before it are there');
+	$node->stop;
+	unlink($logdir);
+	system('rm', '-rf', $target);
+}
+
+done_testing();
