@@ -105,9 +105,33 @@ fc_log_first_lsn(void)
 	return first;
 }
 
+/* Segments the log writer was still zero-filling when the server stopped. */
+static void
+fc_log_remove_temp_files(void)
+{
+	DIR		   *dir = AllocateDir(FC_LOG_DIR);
+	struct dirent *de;
+
+	while ((de = ReadDir(dir, FC_LOG_DIR)) != NULL)
+	{
+		size_t		len = strlen(de->d_name);
+
+		if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0)
+		{
+			char	   *path = psprintf(FC_LOG_DIR "/%s", de->d_name);
+
+			(void) unlink(path);
+			pfree(path);
+		}
+	}
+	FreeDir(dir);
+}
+
 /*
  * Cut the log at end_lsn, where recovery found its last valid record, so
- * that new records never sit in front of stale bytes of a torn tail.
+ * that new records never sit in front of stale bytes of a torn tail: zero
+ * the rest of its segment (segments keep their full size) and remove the
+ * segments after it, and half-made ones.
  */
 void
 fc_log_truncate_at(uint64 end_lsn)
@@ -133,18 +157,34 @@ fc_log_truncate_at(uint64 end_lsn)
 		else if (stat(path, &st) == 0 && start + (uint64) st.st_size > end_lsn)
 		{
 			int			fd = OpenTransientFile(path, O_RDWR | PG_BINARY);
+			char	   *zeros = palloc0(1024 * 1024);
+			uint64		off = end_lsn - start;
 
-			if (fd < 0 || ftruncate(fd, (off_t) (end_lsn - start)) < 0 ||
-				pg_fsync(fd) != 0)
+			if (fd < 0)
 				ereport(ERROR,
 						(errcode_for_file_access(),
-						 errmsg("could not truncate fastckpt log segment \"%s\" to %llu bytes: %m",
-								path, (unsigned long long) (end_lsn - start))));
+						 errmsg("could not open fastckpt log segment \"%s\": %m", path)));
+			while (off < (uint64) st.st_size)
+			{
+				ssize_t		n = pg_pwrite(fd, zeros, Min(1024 * 1024, st.st_size - off), (off_t) off);
+
+				if (n <= 0)
+					ereport(ERROR,
+							(errcode_for_file_access(),
+							 errmsg("could not clear the tail of fastckpt log segment \"%s\": %m", path)));
+				off += n;
+			}
+			if (pg_fsync(fd) != 0)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not fsync fastckpt log segment \"%s\": %m", path)));
 			CloseTransientFile(fd);
+			pfree(zeros);
 		}
 		pfree(path);
 	}
 	list_free_deep(segs);
+	fc_log_remove_temp_files();
 	fc_log_fsync_dir();
 }
 

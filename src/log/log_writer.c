@@ -8,6 +8,11 @@
  * every backend it covers, then start over at once (flush pipelining):
  * commits that arrived during one flush form the next group.
  *
+ * Segments are zero-filled to their full size before records go in (in
+ * the background, a megabyte at a time while the writer has nothing to
+ * flush), so that a flush overwrites allocated blocks and fdatasync has no
+ * file-size metadata to journal.
+ *
  * A write or sync error (a full or failing device) acknowledges nothing:
  * the writer marks the log as failing, which makes new writes to fastckpt
  * tables fail with a clear error, and retries every second by writing the
@@ -20,6 +25,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/file_perm.h"
@@ -31,6 +37,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 #include "pg_fastckpt.h"
 #include "log/log.h"
@@ -39,9 +46,18 @@ PGDLLEXPORT void fc_log_writer_main(Datum arg);
 
 #define FC_SYNC_TRACE_PATH	"pg_fastckpt/sync_trace"
 
+#define FC_ZERO_CHUNK		(1024 * 1024)
+
 static int	fc_seg_fd = -1;
 static uint64 fc_seg_start = 0;
 static int	fc_trace_fd = -1;
+static char *fc_zeros = NULL;
+
+/* the next segment, being zero-filled in the background */
+static int	fc_prep_fd = -1;
+static uint64 fc_prep_segstart = 0;
+static uint64 fc_prep_done = 0;
+static TimestampTz fc_prep_retry_at = 0;
 
 void
 fc_register_log_writer(void)
@@ -67,35 +83,193 @@ fc_seg_close(void)
 	fc_seg_fd = -1;
 }
 
-/* Open (creating if needed) the segment holding lsn; false on error. */
+/* Write zeros to [from, to) of fd; false (with err set) on failure. */
+static bool
+fc_zero_fill(int fd, uint64 from, uint64 to, const char *what, char *err, size_t errlen)
+{
+	while (from < to)
+	{
+		ssize_t		n = pg_pwrite(fd, fc_zeros, Min(FC_ZERO_CHUNK, to - from), (off_t) from);
+
+		if (n <= 0)
+		{
+			if (n == 0)
+				errno = ENOSPC;
+			snprintf(err, errlen, "could not zero-fill log segment \"%s\": %m", what);
+			return false;
+		}
+		from += n;
+	}
+	return true;
+}
+
+static char *
+fc_prep_path(uint64 segstart)
+{
+	return psprintf("%s.tmp", fc_log_segment_path(segstart));
+}
+
+static void
+fc_prep_abandon(void)
+{
+	char	   *tmp = fc_prep_path(fc_prep_segstart);
+
+	if (fc_prep_fd >= 0)
+		close(fc_prep_fd);
+	fc_prep_fd = -1;
+	(void) unlink(tmp);
+	pfree(tmp);
+}
+
+/*
+ * One step of preparing segment segstart: start it, zero-fill one more
+ * chunk, or finish it (sync, rename into place).  Returns 1 when the
+ * segment is ready, 0 when more steps are needed, -1 on failure.
+ */
+static int
+fc_prep_step(uint64 segstart, char *err, size_t errlen)
+{
+	char	   *path;
+	struct stat st;
+
+	if (fc_prep_fd >= 0 && fc_prep_segstart != segstart)
+		fc_prep_abandon();
+	if (fc_prep_fd < 0)
+	{
+		char	   *tmp;
+
+		path = fc_log_segment_path(segstart);
+		if (stat(path, &st) == 0)
+		{
+			pfree(path);
+			return 1;
+		}
+		pfree(path);
+		tmp = fc_prep_path(segstart);
+		fc_prep_fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+		if (fc_prep_fd < 0)
+		{
+			snprintf(err, errlen, "could not create log segment \"%s\": %m", tmp);
+			pfree(tmp);
+			return -1;
+		}
+		pfree(tmp);
+		fc_prep_segstart = segstart;
+		fc_prep_done = 0;
+	}
+	if (fc_prep_done < FC_LOG_SEGMENT_SIZE)
+	{
+		uint64		to = Min(fc_prep_done + FC_ZERO_CHUNK, FC_LOG_SEGMENT_SIZE);
+
+		if (!fc_zero_fill(fc_prep_fd, fc_prep_done, to, "next segment", err, errlen))
+		{
+			fc_prep_abandon();
+			return -1;
+		}
+		fc_prep_done = to;
+		if (fc_prep_done < FC_LOG_SEGMENT_SIZE)
+			return 0;
+	}
+	if (pg_fsync(fc_prep_fd) != 0)
+	{
+		snprintf(err, errlen, "could not sync new log segment: %m");
+		fc_prep_abandon();
+		return -1;
+	}
+	close(fc_prep_fd);
+	fc_prep_fd = -1;
+	{
+		char	   *tmp = fc_prep_path(segstart);
+
+		path = fc_log_segment_path(segstart);
+		if (rename(tmp, path) != 0)
+		{
+			snprintf(err, errlen, "could not rename \"%s\" to \"%s\": %m", tmp, path);
+			(void) unlink(tmp);
+			return -1;
+		}
+		pfree(tmp);
+		pfree(path);
+	}
+	/* the new file is only durable once its directory entry is */
+	fc_log_fsync_dir();
+	return 1;
+}
+
+/* Open the segment holding lsn, preparing it first if needed. */
 static bool
 fc_seg_open(uint64 lsn, char *err, size_t errlen)
 {
 	uint64		segstart = lsn - lsn % FC_LOG_SEGMENT_SIZE;
 	char	   *path;
-	bool		created = false;
+	struct stat st;
+	int			rc;
 
 	if (fc_seg_fd >= 0 && fc_seg_start == segstart)
 		return true;
 	fc_seg_close();
+	while ((rc = fc_prep_step(segstart, err, errlen)) == 0)
+		;
+	if (rc < 0)
+		return false;
 	path = fc_log_segment_path(segstart);
 	fc_seg_fd = open(path, O_WRONLY | PG_BINARY, pg_file_create_mode);
-	if (fc_seg_fd < 0 && errno == ENOENT)
-	{
-		fc_seg_fd = open(path, O_WRONLY | O_CREAT | PG_BINARY, pg_file_create_mode);
-		created = true;
-	}
-	if (fc_seg_fd < 0)
+	if (fc_seg_fd < 0 || fstat(fc_seg_fd, &st) != 0)
 	{
 		snprintf(err, errlen, "could not open log segment \"%s\": %m", path);
 		pfree(path);
+		fc_seg_close();
 		return false;
+	}
+	/* a segment cut short (by recovery, or a crash test) is filled up again */
+	if ((uint64) st.st_size < FC_LOG_SEGMENT_SIZE)
+	{
+		if (!fc_zero_fill(fc_seg_fd, (uint64) st.st_size, FC_LOG_SEGMENT_SIZE, path, err, errlen) ||
+			pg_fsync(fc_seg_fd) != 0)
+		{
+			if (err[0] == '\0')
+				snprintf(err, errlen, "could not sync log segment \"%s\": %m", path);
+			pfree(path);
+			fc_seg_close();
+			return false;
+		}
 	}
 	pfree(path);
 	fc_seg_start = segstart;
-	/* a new file is only durable once its directory entry is */
-	if (created)
-		fc_log_fsync_dir();
+	return true;
+}
+
+/*
+ * While idle: prepare the segment after the current one.  True if it did
+ * some work (the caller then looks for records again before sleeping).
+ */
+static bool
+fc_prepare_next_segment(void)
+{
+	char		err[512];
+	int			rc;
+
+	if (fc_seg_fd < 0 || GetCurrentTimestamp() < fc_prep_retry_at)
+		return false;
+	if (fc_prep_fd < 0)
+	{
+		char	   *path = fc_log_segment_path(fc_seg_start + FC_LOG_SEGMENT_SIZE);
+		struct stat st;
+		bool		exists = (stat(path, &st) == 0);
+
+		pfree(path);
+		if (exists)
+			return false;
+	}
+	err[0] = '\0';
+	rc = fc_prep_step(fc_seg_start + FC_LOG_SEGMENT_SIZE, err, sizeof(err));
+	if (rc < 0)
+	{
+		/* not fatal yet: only a flush that needs the segment fails */
+		ereport(LOG, (errmsg("pg_fastckpt: %s; retrying in 10 s", err)));
+		fc_prep_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 10000);
+		return false;
+	}
 	return true;
 }
 
@@ -187,6 +361,7 @@ fc_log_writer_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
+	fc_zeros = palloc0(FC_ZERO_CHUNK);
 	written = fc_log_writer_attach();
 	if (fc_test_sync_trace)
 		fc_trace_synced(written);
@@ -236,6 +411,8 @@ fc_log_writer_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		if (fc_prepare_next_segment())
+			continue;
 		if (!fc_log_writer_sleep_begin(written))
 			continue;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -19,14 +19,13 @@ my $logdir = $node->data_dir . '/pg_fastckpt/log';
 $node->safe_psql('postgres',
 	'CREATE TABLE t (id int PRIMARY KEY, v text) USING fastckpt');
 
-# The newest segment file and its size.
-sub last_segment
+# The segment file holding a log position (16 MiB segments named by their
+# start), and that start.
+sub segment_of
 {
-	opendir(my $dh, $logdir) or die "opendir $logdir: $!";
-	my @segs = sort grep { /^[0-9A-F]{16}$/ } readdir($dh);
-	closedir($dh);
-	my $path = "$logdir/$segs[-1]";
-	return ($path, -s $path);
+	my ($lsn) = @_;
+	my $start = $lsn - $lsn % (16 * 1024 * 1024);
+	return (sprintf('%s/%016X', $logdir, $start), $start);
 }
 
 # ---- torn tail: the last record half written ----
@@ -39,9 +38,9 @@ $node->safe_psql('postgres',
 my $end = $node->safe_psql('postgres', 'SELECT insert_lsn FROM fastckpt_stat_log');
 crash_postmaster($node);
 
-my ($seg, $size) = last_segment();
-my $seg_start = hex((split m{/}, $seg)[-1]);
-# cut the last record in the middle, as a crash mid-write would
+# tear the last record in the middle, as a crash mid-write would (zeros
+# past it, as in a preallocated segment)
+my ($seg, $seg_start) = segment_of($before_last);
 truncate($seg, $before_last - $seg_start + int(($end - $before_last) / 2))
   or die "truncate: $!";
 $node->start;
@@ -62,8 +61,7 @@ $before_last = $node->safe_psql('postgres', 'SELECT insert_lsn FROM fastckpt_sta
 $node->safe_psql('postgres', q{UPDATE t SET v = 'corrupt me' WHERE id <= 10});
 $end = $node->safe_psql('postgres', 'SELECT insert_lsn FROM fastckpt_stat_log');
 crash_postmaster($node);
-($seg, $size) = last_segment();
-$seg_start = hex((split m{/}, $seg)[-1]);
+($seg, $seg_start) = segment_of($before_last);
 open(my $fh, '+<', $seg) or die "open $seg: $!";
 binmode($fh);
 seek($fh, $before_last - $seg_start + int(($end - $before_last) * 3 / 4), 0);
