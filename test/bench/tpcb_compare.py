@@ -1,4 +1,5 @@
-"""TPC-B on heap (sync/async commit), UNLOGGED heap and fastckpt, one cluster.
+"""TPC-B on heap (sync/async commit), UNLOGGED heap and durable fastckpt
+(strict and early lock release), one cluster.
 
 Run by tpcb_compare.sh as the unprivileged user.  Every configuration runs
 in its own database of one cluster, so all share one machine state; with
@@ -19,7 +20,11 @@ CONFIGS = [
     ("heap_sync", "heap, synchronous_commit=on", [], {"synchronous_commit": "on"}, ""),
     ("heap_async", "heap, synchronous_commit=off", [], {"synchronous_commit": "off"}, ""),
     ("heap_unlogged", "UNLOGGED heap", ["--unlogged-tables"], {"synchronous_commit": "on"}, ""),
-    ("fastckpt", "fastckpt (not yet durable)", [], {"synchronous_commit": "on"},
+    ("fastckpt_strict", "fastckpt, commit_mode=strict", [],
+     {"synchronous_commit": "on", "pg_fastckpt.commit_mode": "strict"},
+     "-c default_table_access_method=fastckpt"),
+    ("fastckpt_elr", "fastckpt, early lock release", [],
+     {"synchronous_commit": "on", "pg_fastckpt.commit_mode": "early_lock_release"},
      "-c default_table_access_method=fastckpt"),
 ]
 
@@ -98,11 +103,16 @@ checkpoint_timeout = '30min'
                 prefix = os.path.join(out, f"{name}_{script}_{rnd}")
                 extra = ["-f", proc_script] if script == "procedure" else []
                 wal0 = psql(name, "SELECT wal_sync FROM pg_stat_wal")
+                log_q = ("SELECT values_records + call_records, flushes, bytes, commit_waits, "
+                         "commit_wait_ms FROM fastckpt_stat_log")
+                log0 = [float(x) for x in psql(name, log_q).split("|")]
                 # pgbench's own pre-run step: VACUUM branches/tellers, empty history
                 res = run([b("pgbench"), *conn, "-c", str(a.clients), "-j", str(a.jobs),
                            "-T", str(a.seconds), "-s", str(a.scale), "-l",
                            "--log-prefix", prefix, *extra, name])
                 wal1 = psql(name, "SELECT wal_sync FROM pg_stat_wal")
+                log1 = [float(x) for x in psql(name, log_q).split("|")]
+                d = [y - x for x, y in zip(log0, log1)]
                 tps = float(re.search(r"tps = ([\d.]+)", res).group(1))
                 n = int(re.search(r"actually processed: (\d+)", res).group(1))
                 failed = int(re.search(r"failed transactions: (\d+)", res).group(1))
@@ -117,7 +127,10 @@ checkpoint_timeout = '30min'
                                     tps=tps, transactions=n, failed=failed,
                                     lat_avg_ms=sum(lat) / len(lat) / 1000.0,
                                     lat_p50_ms=pct(0.50), lat_p99_ms=pct(0.99),
-                                    wal_syncs_per_txn=(int(wal1) - int(wal0)) / max(n, 1)))
+                                    wal_syncs_per_txn=(int(wal1) - int(wal0)) / max(n, 1),
+                                    log_commits_per_flush=d[0] / d[1] if d[1] else 0.0,
+                                    log_bytes_per_txn=d[2] / max(n, 1),
+                                    log_commit_wait_ms=d[4] / d[3] if d[3] else 0.0))
                 print(f"{script:9} {name:14} {tps:9.0f} tps  p99 {pct(0.99):6.2f} ms", flush=True)
                 time.sleep(2)
         psql("postgres", "CHECKPOINT")
@@ -170,18 +183,27 @@ checkpoint_timeout = '30min'
         unl = med(script, "heap_unlogged", "tps")
         syn = med(script, "heap_sync", "tps")
         lines += [f"**{title}**", "",
-                  "| configuration | tps | avg latency ms | p99 latency ms | vs UNLOGGED | vs heap sync | WAL fsyncs/txn |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+                  "| configuration | tps | avg latency ms | p50 ms | p99 ms | vs UNLOGGED | vs heap sync | "
+                  "vs heap async | WAL fsyncs/txn | log commits/flush | log bytes/txn | log wait ms |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        asy = med(script, "heap_async", "tps")
         for name, label, *_ in CONFIGS:
             t = med(script, name, "tps")
+            fc = name.startswith("fastckpt")
             lines.append(f"| {label} | {t:,.0f} | {med(script, name, 'lat_avg_ms'):.2f} | "
+                         f"{med(script, name, 'lat_p50_ms'):.2f} | "
                          f"{med(script, name, 'lat_p99_ms'):.2f} | {t / unl:.2f}x | {t / syn:.2f}x | "
-                         f"{med(script, name, 'wal_syncs_per_txn'):.2f} |")
+                         f"{t / asy:.2f}x | {med(script, name, 'wal_syncs_per_txn'):.2f} | "
+                         + (f"{med(script, name, 'log_commits_per_flush'):.2f} | "
+                            f"{med(script, name, 'log_bytes_per_txn'):.0f} | "
+                            f"{med(script, name, 'log_commit_wait_ms'):.3f} |" if fc else "- | - | - |"))
         lines.append("")
-        per_round = ratios(script, "fastckpt", "heap_unlogged")
-        lines.append("fastckpt / UNLOGGED heap, round by round: "
-                     + ", ".join(f"{x:.2f}" for x in per_round)
-                     + f" (mean {sum(per_round) / len(per_round):.2f}).")
+        for mine, base in (("fastckpt_elr", "heap_sync"), ("fastckpt_elr", "heap_async"),
+                           ("fastckpt_strict", "heap_sync"), ("fastckpt_elr", "heap_unlogged")):
+            per_round = ratios(script, mine, base)
+            lines.append(f"{mine} / {base}, round by round: "
+                         + ", ".join(f"{x:.2f}" for x in per_round)
+                         + f" (mean {sum(per_round) / len(per_round):.2f}).  ")
         lines.append("")
     bad = [k for k, v in checks.items() if v != "t"]
     lines.append("Balance check after the runs (sum(abalance) = sum(bbalance)): "

@@ -2,7 +2,7 @@
 #
 # tpcb_compare.sh -- TPC-B side by side in one run on one machine: heap with
 # synchronous_commit=on, heap with synchronous_commit=off, UNLOGGED heap and
-# fastckpt, with pgbench's standard script and a PL/pgSQL procedure script.
+# durable fastckpt (strict and early lock release), with pgbench's standard script and a PL/pgSQL procedure script.
 #
 #   bash test/bench/tpcb_compare.sh [--seconds 60] [--scale 10] [--clients 8]
 #                                    [--rounds 1] [--report test/bench/REPORT.md]
@@ -25,7 +25,7 @@ fc_build_install "$base/src" "$FC_DEBIAN_PG_CONFIG"
 report=$here/test/bench/REPORT.md
 out=$base/out
 fc_as_user "python3 $base/src/test/bench/tpcb_compare.py --bindir $($FC_DEBIAN_PG_CONFIG --bindir) --base $base --benchdir $base/src/test/bench ${args[*]:-}"
-cp "$out/tpcb_results.md" "$here/test/bench/results/tpcb_v0.md"
-cp "$out/tpcb_results.csv" "$here/test/bench/results/tpcb_v0.csv"
-python3 "$here/test/bench/update_report.py" "$report" tpcb "$out/tpcb_results.md"
-fc_say "results in test/bench/results/tpcb_v0.md and $report"
+cp "$out/tpcb_results.md" "$here/test/bench/results/tpcb_durable.md"
+cp "$out/tpcb_results.csv" "$here/test/bench/results/tpcb_durable.csv"
+python3 "$here/test/bench/update_report.py" "$report" tpcb_durable "$out/tpcb_results.md"
+fc_say "results in test/bench/results/tpcb_durable.md and $report"
