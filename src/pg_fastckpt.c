@@ -16,6 +16,7 @@
 
 #include "pg_fastckpt.h"
 #include "log/log.h"
+#include "recovery/gate.h"
 #include "store/slot.h"
 
 PG_MODULE_MAGIC;
@@ -27,6 +28,7 @@ int			fc_recovery_wait_timeout_ms = 60000;
 int			fc_commit_mode = FC_COMMIT_EARLY_LOCK_RELEASE;
 int			fc_log_buffer_size_kb = 16 * 1024;
 bool		fc_test_sync_trace = false;
+int			fc_test_recovery_delay_ms = 0;
 
 static const struct config_enum_entry fc_commit_mode_options[] = {
 	{"strict", FC_COMMIT_STRICT, false},
@@ -147,6 +149,15 @@ _PG_init(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("pg_fastckpt.test_recovery_delay",
+							"Testing only: hold startup recovery this long before the tables open.",
+							NULL,
+							&fc_test_recovery_delay_ms,
+							0, 0, 3600 * 1000,
+							PGC_POSTMASTER,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("pg_fastckpt");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -159,4 +170,5 @@ _PG_init(void)
 	fc_register_object_access_hook();
 	fc_register_startup_worker();
 	fc_register_log_writer();
+	fc_register_planner_gate();
 }

@@ -17,6 +17,7 @@ extern int	fc_memory_limit_mb;
 extern int	fc_default_row_size;
 extern int	fc_max_tables;
 extern int	fc_recovery_wait_timeout_ms;
+extern int	fc_test_recovery_delay_ms;
 
 /* shared-memory sizing and setup, one pair per subsystem */
 extern Size fc_arena_shmem_size(void);

@@ -17,6 +17,10 @@
 #include "store/slot.h"
 #include "utils/snapshot.h"
 
+/* ---- handler.c ---- */
+
+extern const struct TableAmRoutine *fc_table_am_routine(void);
+
 /* ---- visibility.c ---- */
 
 /* The version of a row that a snapshot sees. */

@@ -95,3 +95,10 @@ fastckpt_tableam_handler(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_POINTER(&fastckpt_methods);
 }
+
+/* For telling our tables apart by their rd_tableam. */
+const TableAmRoutine *
+fc_table_am_routine(void)
+{
+	return &fastckpt_methods;
+}

@@ -28,7 +28,7 @@
 #define FC_REC_VALUES			1	/* row images of one transaction */
 #define FC_REC_CALL				2	/* one call of a registered procedure */
 #define FC_REC_DDL				3	/* storages created or dropped */
-#define FC_REC_ABORT			4	/* the xid's earlier records are void */
+#define FC_REC_ABORT			4	/* earlier records with this CSN are void */
 #define FC_REC_KIND_MAX			4
 
 /* record flags */

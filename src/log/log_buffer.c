@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/condition_variable.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -284,6 +285,7 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 {
 	FcLogProc  *me;
 	TimestampTz start;
+	int			rc;
 
 	if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
 		return;
@@ -316,9 +318,22 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 		}
 		else
 			CHECK_FOR_INTERRUPTS();
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
+		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
+					   1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		if (rc & WL_POSTMASTER_DEATH)
+		{
+			/*
+			 * The server is going down.  Never acknowledge; after commit,
+			 * exit the way PostgreSQL's synchronous replication does (an
+			 * exit right here would try to abort a committed transaction).
+			 */
+			if (!after_commit)
+				proc_exit(1);
+			ProcDiePending = true;
+			whereToSendOutput = DestNone;
+			break;
+		}
 	}
 	pg_atomic_write_u64(&me->wait_lsn, 0);
 	me->commit_waits++;

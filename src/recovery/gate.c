@@ -9,12 +9,18 @@
  */
 #include "postgres.h"
 
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -158,4 +164,87 @@ fc_recovery_stats_finish(double index_rebuild_seconds, double total_seconds)
 	fc_gate->stats.index_rebuild_seconds = index_rebuild_seconds;
 	fc_gate->stats.total_seconds = total_seconds;
 	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+/*
+ * Planning reads index metapages (btree height, hash metapage) before any
+ * table access method callback runs, and recovery rebuilds those indexes:
+ * so while the gate is closed, planning a query that touches a fastckpt
+ * table (directly, through a view or subquery, or as a partition) waits
+ * at the gate first.
+ */
+static planner_hook_type prev_planner_hook = NULL;
+
+static bool
+fc_rel_is_fastckpt(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		result = false;
+
+	if (RelationIsValid(rel))
+	{
+		result = (rel->rd_rel->relkind == RELKIND_RELATION &&
+				  rel->rd_tableam == fc_table_am_routine());
+		RelationClose(rel);
+	}
+	return result;
+}
+
+static bool
+fc_gate_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION)
+		{
+			List	   *relids = rte->inh ?
+				find_all_inheritors(rte->relid, NoLock, NULL) : list_make1_oid(rte->relid);
+			ListCell   *lc;
+
+			foreach(lc, relids)
+			{
+				if (fc_rel_is_fastckpt(lfirst_oid(lc)))
+				{
+					Relation	rel = RelationIdGetRelation(lfirst_oid(lc));
+
+					PG_TRY();
+					{
+						fc_gate_wait(rel);
+					}
+					PG_FINALLY();
+					{
+						RelationClose(rel);
+					}
+					PG_END_TRY();
+				}
+			}
+		}
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, fc_gate_walker, context,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, fc_gate_walker, context);
+}
+
+static PlannedStmt *
+fc_gate_planner(Query *parse, const char *query_string, int cursorOptions,
+				ParamListInfo boundParams)
+{
+	if (unlikely(!fc_gate_is_open()) && !fc_in_recovery_worker)
+		(void) query_tree_walker(parse, fc_gate_walker, NULL, QTW_EXAMINE_RTES_BEFORE);
+	if (prev_planner_hook)
+		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	return standard_planner(parse, query_string, cursorOptions, boundParams);
+}
+
+void
+fc_register_planner_gate(void)
+{
+	prev_planner_hook = planner_hook;
+	planner_hook = fc_gate_planner;
 }

@@ -43,6 +43,8 @@ extern void fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
 extern void fc_recovery_stats_finish(double index_rebuild_seconds,
 									 double total_seconds);
 
+extern void fc_register_planner_gate(void);
+
 /* set in recovery workers, which must pass the closed gate */
 extern bool fc_in_recovery_worker;
 

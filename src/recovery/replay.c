@@ -5,7 +5,8 @@
  *
  * Two passes over the log.  The first finds where it ends (the first
  * record that does not validate: the torn tail of a crash), the aborted
- * transactions and the largest CSN.  The second applies, in log order,
+ * transactions (by CSN: PostgreSQL may reuse an xid after a crash, a CSN
+ * is never reused) and the largest CSN.  The second applies, in log order,
  * DDL records (storages created, dropped) and VALUES records (row images
  * and tombstones) of every transaction that counts: not aborted, and for
  * records flagged so, committed according to PostgreSQL's commit log.  A
@@ -32,9 +33,10 @@
 #include "store/table_store.h"
 #include "txn/write_set.h"
 
+/* A set of xids (commit status) or CSNs (aborted) */
 typedef struct FcXidEntry
 {
-	uint64		xid;
+	uint64		key;
 	bool		committed;
 } FcXidEntry;
 
@@ -233,7 +235,7 @@ fc_replay_log(FcReplayResult *res)
 	memset(res, 0, sizeof(FcReplayResult));
 	memset(&st, 0, sizeof(st));
 	st.res = res;
-	st.aborted = fc_xid_set_create("pg_fastckpt aborted xids");
+	st.aborted = fc_xid_set_create("pg_fastckpt aborted transactions");
 	st.clog = fc_xid_set_create("pg_fastckpt commit status");
 	st.phase = fc_pp_phase();
 
@@ -247,7 +249,7 @@ fc_replay_log(FcReplayResult *res)
 	{
 		res->records[rec->kind]++;
 		if (rec->kind == FC_REC_ABORT)
-			(void) hash_search(st.aborted, &rec->xid, HASH_ENTER, NULL);
+			(void) hash_search(st.aborted, &rec->csn, HASH_ENTER, NULL);
 		else if (rec->csn > max_csn)
 			max_csn = rec->csn;
 	}
@@ -267,7 +269,7 @@ fc_replay_log(FcReplayResult *res)
 		CHECK_FOR_INTERRUPTS();
 		if (rec->kind != FC_REC_DDL && rec->kind != FC_REC_VALUES)
 			continue;
-		if (hash_search(st.aborted, &rec->xid, HASH_FIND, NULL) != NULL ||
+		if (hash_search(st.aborted, &rec->csn, HASH_FIND, NULL) != NULL ||
 			((rec->flags & FC_REC_NEEDS_CLOG) && !fc_xid_committed(&st, rec->xid)))
 		{
 			res->records_skipped++;

@@ -233,6 +233,16 @@ fc_recovery_leader_main(Datum arg)
 			}
 			fc_recovery_stats_add(1, 0, 0, 1);
 		}
+		/* testing only: keep the gate closed a while longer */
+		while (fc_test_recovery_delay_ms > 0 &&
+			   fc_seconds_since(start) * 1000.0 < fc_test_recovery_delay_ms)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 100L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			if (ShutdownRequestPending)
+				proc_exit(0);
+		}
 		fc_recovery_stats_finish(fc_seconds_since(index_start), fc_seconds_since(start));
 		fc_gate_open();
 		ereport(LOG,

@@ -32,6 +32,9 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "replication/message.h"
+#include "storage/ipc.h"
+#include "storage/pmsignal.h"
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
 #include "tcop/pquery.h"
@@ -57,7 +60,7 @@ typedef struct FcRecBuilder
 
 static FcRecBuilder fc_rb;
 static uint64 fc_elr_wait_lsn = 0;	/* wait for this after locks are released */
-static FullTransactionId fc_logged_xid; /* records appended for this xid */
+static uint64 fc_logged_csn = 0;	/* records appended with this CSN */
 uint64		fc_read_wait_lsn = 0;
 
 static void
@@ -83,7 +86,7 @@ fc_rb_emit(void)
 {
 	fc_rb.end_lsn = fc_log_insert(fc_rb.buf, fc_rb.hdr->len);
 	fc_rb.nrecords++;
-	fc_logged_xid = GetTopFullTransactionIdIfAny();
+	fc_logged_csn = fc_rb.hdr->csn;
 }
 
 /* Room for an entry of size bytes, emitting the record so far if needed. */
@@ -284,7 +287,16 @@ fc_commit_pre_commit(void)
 				  estimate > FC_LOG_MAX_RECORD || entries >= PG_UINT16_MAX);
 	if (needs_clog)
 	{
+		/*
+		 * Recovery asks PostgreSQL whether this xid committed, so the xid
+		 * must never be handed out again after a crash: put a WAL record
+		 * carrying it on disk first (xids of transactions that wrote no
+		 * WAL are not remembered across a crash).  And the commit record
+		 * itself must be durable before the client hears of it.
+		 */
 		(void) GetTopTransactionId();
+		(void) LogLogicalMessage("pg_fastckpt", "", 0, true);
+		XLogFlush(XactLastRecEnd);
 		ForceSyncCommit();
 	}
 
@@ -383,28 +395,35 @@ fc_commit_release_callback(ResourceReleasePhase phase, bool isCommit,
 void
 fc_commit_at_end(void)
 {
-	fc_logged_xid = InvalidFullTransactionId;
+	fc_logged_csn = 0;
 	fc_read_wait_lsn = 0;
 }
 
-/* Void the records of a transaction that failed after appending them. */
+/*
+ * Void the records of a transaction that failed after appending them.  The
+ * ABORT record names them by CSN: CSNs are never reused, while PostgreSQL
+ * may hand out an xid again after a crash.  When the server is going down
+ * with the postmaster there is no one to tell (and no log writer to wait
+ * for); the transaction was not acknowledged either way.
+ */
 void
 fc_commit_at_abort(void)
 {
 	fc_elr_wait_lsn = 0;
 	fc_read_wait_lsn = 0;
-	if (FullTransactionIdIsValid(fc_logged_xid))
+	if (fc_logged_csn != 0 && !proc_exit_inprogress && PostmasterIsAlive())
 	{
 		fc_log_header rec;
 
 		memset(&rec, 0, sizeof(rec));
 		rec.len = FC_LOG_HEADER_SIZE;
-		rec.xid = U64FromFullTransactionId(fc_logged_xid);
+		rec.csn = fc_logged_csn;
+		rec.xid = U64FromFullTransactionId(GetTopFullTransactionIdIfAny());
 		rec.dbid = MyDatabaseId;
 		rec.kind = FC_REC_ABORT;
 		(void) fc_log_insert(&rec, rec.len);
-		fc_logged_xid = InvalidFullTransactionId;
 	}
+	fc_logged_csn = 0;
 }
 
 /*

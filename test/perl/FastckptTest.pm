@@ -8,7 +8,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(fastckpt_node crash_postmaster wait_for_tables_open);
+our @EXPORT = qw(fastckpt_node crash_postmaster wait_for_tables_open
+  simulate_log_power_loss);
 
 # A cluster with the extension preloaded and created in "postgres".
 sub fastckpt_node
@@ -29,27 +30,130 @@ max_worker_processes = 16
 
 # kill -9 the postmaster, then wait until it and its children are gone, so
 # that the next start finds neither a live lock file owner nor attached
-# shared memory.
+# shared memory.  Returns true once no process is attached to the
+# postmaster's shared memory any more: backends and workers outlive the
+# postmaster until their next wait, and may still write files until then.
+# With $all true, every child is killed with it, wherever it is (closer to
+# a machine crash: a backend mid-commit, the log writer mid-write).
 sub crash_postmaster
 {
-	my ($node) = @_;
+	my ($node, $all) = @_;
 	my $pidfile = $node->data_dir . '/postmaster.pid';
-	my $pid = (split /\n/, slurp_file($pidfile))[0];
+	my @pidlines = split /\n/, slurp_file($pidfile);
+	my $pid = $pidlines[0];
+	# line 7 of the lock file: key and id of the SysV segment every child
+	# inherits (see PostgreSQL's pidfile.h)
+	my ($shmid) = ($pidlines[6] // '') =~ /^\s*\d+\s+(\d+)\s*$/;
+	my @children = $all ? _child_pids($pid) : ();
 
 	$node->kill9;
+	kill('KILL', @children) if @children;
 	for (my $i = 0; $i < 600; $i++)
 	{
 		last unless kill(0, $pid);
 		usleep(50_000);
 	}
-	# children notice the postmaster's death at their next wait
+	# children notice the postmaster's death at their next wait.  The "[/]"
+	# keeps pgrep from finding the shell that runs it, whose command line
+	# holds the path too (the loop then waited out its 30 s).
+	(my $pattern = $node->{_basedir}) =~ s{^/}{[/]};
 	for (my $i = 0; $i < 600; $i++)
 	{
-		my $left = `pgrep -f -- '$node->{_basedir}' 2>/dev/null`;
+		my $left = `pgrep -f -- '$pattern' 2>/dev/null`;
 		last if $left eq '';
 		usleep(50_000);
 	}
-	return;
+	return _wait_for_shmem_detach($shmid);
+}
+
+# Processes whose parent is $ppid, from /proc/<pid>/stat (the field after
+# the parenthesized command name, which may itself hold spaces or parens).
+sub _child_pids
+{
+	my ($ppid) = @_;
+	my @pids;
+	opendir(my $dh, '/proc') or return ();
+	for my $p (grep { /^\d+$/ } readdir($dh))
+	{
+		open(my $fh, '<', "/proc/$p/stat") or next;
+		my $stat = <$fh> // '';
+		close $fh;
+		push @pids, $p if $stat =~ /\)\s+\S+\s+(\d+)/ && $1 == $ppid;
+	}
+	closedir($dh);
+	return @pids;
+}
+
+# Wait until nothing is attached to SysV segment $shmid (or it is gone).
+# True on success, false after 30 s or if the kernel does not tell.
+sub _wait_for_shmem_detach
+{
+	my ($shmid) = @_;
+	return 0 unless defined $shmid && -r '/proc/sysvipc/shm';
+	for (my $i = 0; $i < 600; $i++)
+	{
+		my $nattch;
+		open(my $fh, '<', '/proc/sysvipc/shm') or return 0;
+		while (my $line = <$fh>)
+		{
+			# columns: key shmid perms size cpid lpid nattch ...
+			my @f = split ' ', $line;
+			$nattch = $f[6] if @f > 6 && $f[1] eq $shmid;
+		}
+		close $fh;
+		return 1 if !defined $nattch || $nattch == 0;
+		usleep(50_000);
+	}
+	return 0;
+}
+
+# The power-loss model of pg_fastckpt's logical log: after a kill -9 (with
+# nothing running any more), lose every byte of the log that was not
+# fdatasynced.  L, the durable position, is what the log writer last wrote
+# to pg_fastckpt/sync_trace (needs pg_fastckpt.test_sync_trace = on; a
+# missing file means L = 0).  A segment file is named by the log position it
+# starts at: segments starting at or after L are deleted, the one holding L
+# is truncated there.  Returns a hash: synced (L), segments, deleted,
+# truncated, bytes (dropped).
+sub simulate_log_power_loss
+{
+	my ($node) = @_;
+	my $dir = $node->data_dir . '/pg_fastckpt';
+	my %r = (synced => 0, segments => 0, deleted => 0, truncated => 0, bytes => 0);
+
+	if (-e "$dir/sync_trace")
+	{
+		my $trace = slurp_file("$dir/sync_trace");
+		$trace =~ /^([0-9A-F]{16})\n\z/
+		  or die "malformed $dir/sync_trace: '$trace'";
+		no warnings 'portable';    # 64-bit positions
+		$r{synced} = hex($1);
+	}
+
+	opendir(my $dh, "$dir/log") or return \%r;    # nothing logged yet
+	my @segs = sort grep { /^[0-9A-F]{16}\z/ } readdir($dh);
+	closedir($dh);
+	for my $seg (@segs)
+	{
+		my $path = "$dir/log/$seg";
+		my $start = do { no warnings 'portable'; hex($seg) };
+		my $size = -s $path // 0;
+		$r{segments}++;
+		if ($start >= $r{synced})
+		{
+			unlink($path) or die "could not remove $path: $!";
+			$r{deleted}++;
+			$r{bytes} += $size;
+		}
+		elsif ($start + $size > $r{synced})
+		{
+			truncate($path, $r{synced} - $start)
+			  or die "could not truncate $path: $!";
+			$r{truncated}++;
+			$r{bytes} += $start + $size - $r{synced};
+		}
+	}
+	return \%r;
 }
 
 sub wait_for_tables_open
