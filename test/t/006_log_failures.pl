@@ -86,6 +86,9 @@ SKIP:
 	skip 'FASTCKPT_SMALL_FS (a small tmpfs, mounted by test/run_tests.sh as root) not set', 7
 	  unless $fs && -d $fs && -w $fs;
 
+	# the device is this test's alone: clear what an interrupted run left
+	system("rm -rf '$fs'/log_* '$fs'/filler") == 0 or die "could not clear $fs";
+
 	# move the log onto the small device, filled up but for a little room
 	$node->stop;
 	my $target = "$fs/log_" . $$;
