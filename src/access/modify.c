@@ -53,15 +53,7 @@ fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
 	fc_write_set_add(tbl, slotno, FC_OP_INSERT, xid);
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
-	memcpy(fc_pp_live(sp, &tbl->layout), tuple->t_data, tuple->t_len);
-	hdr->live_len = tuple->t_len;
-	hdr->xmin = xid;
-	hdr->cmin = cid;
-	hdr->xmax = InvalidTransactionId;
-	hdr->cmax = InvalidCommandId;
-	hdr->xlock = InvalidTransactionId;
-	hdr->xlock_info = 0;
-	hdr->undo = NULL;
+	fc_slot_set_new_row(tbl, sp, tuple->t_data, tuple->t_len, xid, cid);
 	if (extra_flags & FC_SPECULATIVE)
 	{
 		/* the token rides in next_tid, as heap keeps it in t_ctid */

@@ -182,16 +182,8 @@ fc_replay_row(FcReplayState *st, const fc_log_header *rec,
 	hdr = (FcSlotHeader *) sp;
 	if (hdr->link > rec->csn)
 		return;
-	memcpy(fc_pp_live(sp, &tbl->layout), image, row->len);
-	hdr->live_len = row->len;
-	hdr->xmin = FrozenTransactionId;
-	hdr->cmin = FirstCommandId;
-	hdr->xmax = InvalidTransactionId;
-	hdr->cmax = InvalidCommandId;
-	hdr->xlock = InvalidTransactionId;
-	hdr->xlock_info = 0;
+	fc_slot_set_new_row(tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
 	ItemPointerSetInvalid(&hdr->next_tid);
-	hdr->undo = NULL;
 	hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
 	hdr->link = rec->csn;
 	fc_pp_install(&hdr->marks, sp, &tbl->layout, st->phase,

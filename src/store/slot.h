@@ -19,6 +19,7 @@
 
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "core/pingpong.h"
 #include "port/atomics.h"
 #include "storage/itemptr.h"
@@ -203,6 +204,28 @@ fc_tid_in_range(FcTable *tbl, ItemPointer tid, uint64 *slotno)
 		return false;
 	*slotno = fc_tid_to_slot(tid);
 	return *slotno < pg_atomic_read_u64(&tbl->nslots);
+}
+
+/*
+ * Fill a slot with a new row version created by xmin/cmin: no deleter, no
+ * lockers, no older versions.  The caller holds the slot latch (or owns
+ * the table, in recovery) and sets next_tid and flags.
+ */
+static inline void
+fc_slot_set_new_row(FcTable *tbl, char *sp, const void *image, uint32 len,
+					TransactionId xmin, CommandId cmin)
+{
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+
+	memcpy(fc_pp_live(sp, &tbl->layout), image, len);
+	hdr->live_len = len;
+	hdr->xmin = xmin;
+	hdr->cmin = cmin;
+	hdr->xmax = InvalidTransactionId;
+	hdr->cmax = InvalidCommandId;
+	hdr->xlock = InvalidTransactionId;
+	hdr->xlock_info = 0;
+	hdr->undo = NULL;
 }
 
 /* Striped slot latches: readers share, writers are exclusive. */

@@ -138,13 +138,7 @@ fc_rb_add_slot(FcTable *tbl, uint64 slotno, uint64 phase, bool new_storage)
 	fc_log_row *row;
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
-	if (!(hdr->flags & FC_SLOT_USED))
-		live = false;
-	else
-		live = !((TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ||
-				 (hdr->flags & FC_XMIN_ABORTED));
-	if (hdr->flags & FC_SLOT_USED)
-		fc_install_slot(tbl, slotno, phase);
+	live = fc_install_slot(tbl, slotno, phase);
 	if (!live && new_storage)
 	{
 		LWLockRelease(lock);
@@ -435,7 +429,13 @@ fc_commit_at_abort(void)
 void
 fc_note_read_stamp(uint64 stamp)
 {
-	if (stamp > fc_read_wait_lsn && stamp > fc_log_flushed_lsn())
+	/* durable positions only grow: ask shared memory only past our copy */
+	static uint64 known_flushed = 0;
+
+	if (likely(stamp <= known_flushed) || stamp <= fc_read_wait_lsn)
+		return;
+	known_flushed = fc_log_flushed_lsn();
+	if (stamp > known_flushed)
 		fc_read_wait_lsn = stamp;
 }
 

@@ -72,21 +72,27 @@ fc_write_set_get(int i)
 	return &fc_writes[i];
 }
 
-/* Copy a slot's committed state into the current shadow image. */
-void
+/*
+ * Copy a slot's committed state into the current shadow image: its live
+ * image, or a tombstone.  Returns true for a live image.
+ */
+bool
 fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 {
 	char	   *sp = fc_slot_ptr(tbl, slotno);
 	FcSlotHeader *hdr = (FcSlotHeader *) sp;
 
 	if (!(hdr->flags & FC_SLOT_USED))
-		return;
+		return false;
 	if ((TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ||
 		(hdr->flags & FC_XMIN_ABORTED))
+	{
 		fc_pp_install_tombstone(&hdr->marks, phase);
-	else
-		fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
-					  fc_pp_live(sp, &tbl->layout), hdr->live_len);
+		return false;
+	}
+	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
+				  fc_pp_live(sp, &tbl->layout), hdr->live_len);
+	return true;
 }
 
 /*
