@@ -10,6 +10,8 @@ OBJS = \
 	src/core/pingpong.o \
 	src/core/crc32c.o \
 	src/core/log_format.o \
+	src/core/ckpt_format.o \
+	src/core/ckpt_policy.o \
 	src/store/arena.o \
 	src/store/table_store.o \
 	src/store/row_size.o \
@@ -31,6 +33,11 @@ OBJS = \
 	src/log/log_buffer.o \
 	src/log/log_segment.o \
 	src/log/log_writer.o \
+	src/ckpt/ckpt_shared.o \
+	src/ckpt/ckpt_files.o \
+	src/ckpt/ckpt_write.o \
+	src/ckpt/ckpt_worker.o \
+	src/ckpt/ckpt_load.o \
 	src/recovery/gate.o \
 	src/recovery/replay.o \
 	src/recovery/startup.o \

@@ -45,7 +45,8 @@ CREATE FUNCTION fastckpt_stat_tables_internal(
 	OUT memory_bytes bigint,
 	OUT undo_records bigint,
 	OUT undo_bytes bigint,
-	OUT dirty_rows bigint)
+	OUT dirty_rows bigint,
+	OUT checkpoint_bytes bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
@@ -65,7 +66,7 @@ CREATE VIEW fastckpt_stat_tables AS
 				THEN round(t.memory_bytes::numeric / t.n_rows, 1) END AS memory_bytes_per_row,
 		   t.undo_records, t.undo_bytes,
 		   t.dirty_rows,
-		   NULL::bigint AS last_checkpoint_bytes
+		   t.checkpoint_bytes AS last_checkpoint_bytes
 	  FROM fastckpt_stat_tables_internal() t
 	  LEFT JOIN pg_database d ON d.oid = t.dbid;
 
@@ -84,7 +85,15 @@ CREATE FUNCTION fastckpt_stat_recovery_internal(
 	OUT rows_applied bigint,
 	OUT replay_seconds double precision,
 	OUT index_rebuild_seconds double precision,
-	OUT total_seconds double precision)
+	OUT total_seconds double precision,
+	OUT checkpoint_seq bigint,
+	OUT checkpoint_csn bigint,
+	OUT checkpoint_fallback boolean,
+	OUT load_workers integer,
+	OUT load_bytes bigint,
+	OUT load_rows bigint,
+	OUT load_seconds double precision,
+	OUT error text)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
@@ -116,6 +125,55 @@ LANGUAGE C STRICT VOLATILE;
 
 CREATE VIEW fastckpt_stat_log AS
 	SELECT * FROM fastckpt_stat_log_internal();
+
+CREATE FUNCTION fastckpt_stat_checkpointer_internal(
+	OUT checkpoints bigint,
+	OUT checkpoints_timed bigint,
+	OUT checkpoints_size bigint,
+	OUT checkpoints_requested bigint,
+	OUT checkpoints_shutdown bigint,
+	OUT failures bigint,
+	OUT in_progress boolean,
+	OUT last_seq bigint,
+	OUT last_csn bigint,
+	OUT last_start_lsn bigint,
+	OUT last_started_at timestamptz,
+	OUT last_finished_at timestamptz,
+	OUT last_seconds double precision,
+	OUT last_bytes_written bigint,
+	OUT last_bytes_reused bigint,
+	OUT last_rows bigint,
+	OUT last_dirty_rows bigint,
+	OUT bytes_written bigint,
+	OUT log_segments_removed bigint,
+	OUT log_bytes_since_checkpoint bigint,
+	OUT policy text,
+	OUT method text,
+	OUT threshold_bytes bigint,
+	OUT load double precision,
+	OUT commit_rate double precision,
+	OUT last_error text,
+	OUT test_pause_hits bigint[])
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW fastckpt_stat_checkpointer AS
+	SELECT * FROM fastckpt_stat_checkpointer_internal();
+
+REVOKE ALL ON FUNCTION fastckpt_stat_checkpointer_internal() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fastckpt_stat_checkpointer_internal() TO pg_monitor;
+REVOKE ALL ON fastckpt_stat_checkpointer FROM PUBLIC;
+GRANT SELECT ON fastckpt_stat_checkpointer TO pg_monitor;
+
+-- Request a checkpoint; with wait, return once it is installed.
+CREATE FUNCTION fastckpt_checkpoint(wait boolean DEFAULT true)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+
+REVOKE ALL ON FUNCTION fastckpt_checkpoint(boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fastckpt_checkpoint(boolean) TO pg_checkpoint;
 
 CREATE FUNCTION fastckpt_stat_reset()
 RETURNS void

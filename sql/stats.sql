@@ -7,6 +7,7 @@
 \d fastckpt_stat_tables
 \d fastckpt_stat_recovery
 \d fastckpt_stat_log
+\d fastckpt_stat_checkpointer
 
 -- the arena: one row, consistent figures
 SELECT count(*) FROM fastckpt_stat_memory;
@@ -102,19 +103,45 @@ DROP TABLE st_log;
 SELECT fastckpt_stat_reset();
 SELECT values_records, ddl_records, flushes FROM fastckpt_stat_log;
 
+-- checkpoints: asked for from SQL, counted, sized per table
+SELECT checkpoints AS c0, checkpoints_requested AS r0, last_csn AS s0
+  FROM fastckpt_stat_checkpointer \gset
+CREATE TABLE st_ck (id int PRIMARY KEY, v text) USING fastckpt;
+INSERT INTO st_ck SELECT g, repeat('x', 50) FROM generate_series(1, 1000) g;
+SELECT dirty_rows FROM fastckpt_stat_tables WHERE relation = 'st_ck'::regclass;
+SELECT fastckpt_checkpoint();
+SELECT checkpoints - :c0 AS new_checkpoints, checkpoints_requested - :r0 AS new_requested,
+	   last_csn > :s0 AS csn_advanced, failures, in_progress, last_error,
+	   last_rows >= 1000 AS has_rows, last_bytes_written > 0 AS wrote,
+	   last_finished_at >= last_started_at AS timed, policy, method,
+	   log_bytes_since_checkpoint >= 0 AS log_ok
+  FROM fastckpt_stat_checkpointer;
+-- the rows went into the checkpoint; the current phase holds nothing new
+SELECT last_checkpoint_bytes >= 1000 * 50 AS ckpt_sized, dirty_rows
+  FROM fastckpt_stat_tables WHERE relation = 'st_ck'::regclass;
+UPDATE st_ck SET v = 'y' WHERE id <= 10;
+SELECT dirty_rows FROM fastckpt_stat_tables WHERE relation = 'st_ck'::regclass;
+-- requested checkpoints run even with nothing new; unchanged chunks are reused
+SELECT fastckpt_checkpoint(true);
+SELECT fastckpt_checkpoint(wait => true);
+SELECT checkpoints - :c0 AS new_checkpoints, last_bytes_reused > 0 AS reused_unchanged
+  FROM fastckpt_stat_checkpointer;
+DROP TABLE st_ck;
+
 -- who may read the views: pg_monitor members, not ordinary roles
 CREATE ROLE regress_fc_plain;
 CREATE ROLE regress_fc_monitor IN ROLE pg_monitor;
 SELECT r.rolname, v.view, has_table_privilege(r.rolname, v.view, 'SELECT') AS can_select
   FROM (VALUES ('regress_fc_plain'), ('regress_fc_monitor')) r(rolname),
 	   (VALUES ('fastckpt_stat_memory'), ('fastckpt_stat_tables'), ('fastckpt_stat_recovery'),
-			   ('fastckpt_stat_log')) v(view)
+			   ('fastckpt_stat_log'), ('fastckpt_stat_checkpointer')) v(view)
  ORDER BY 1, 2;
 SELECT r.rolname, f.func, has_function_privilege(r.rolname, f.func, 'EXECUTE') AS can_execute
   FROM (VALUES ('regress_fc_plain'), ('regress_fc_monitor')) r(rolname),
 	   (VALUES ('fastckpt_stat_memory_internal()'), ('fastckpt_stat_tables_internal()'),
 			   ('fastckpt_stat_recovery_internal()'), ('fastckpt_stat_log_internal()'),
-			   ('fastckpt_stat_reset()')) f(func)
+			   ('fastckpt_stat_checkpointer_internal()'), ('fastckpt_stat_reset()'),
+			   ('fastckpt_checkpoint(boolean)')) f(func)
  ORDER BY 1, 2;
 SET ROLE regress_fc_plain;
 SELECT count(*) FROM fastckpt_stat_memory;
@@ -122,6 +149,8 @@ SELECT count(*) FROM fastckpt_stat_tables;
 SELECT count(*) FROM fastckpt_stat_recovery;
 SELECT count(*) FROM fastckpt_stat_log;
 SELECT fastckpt_stat_reset();
+SELECT fastckpt_checkpoint();
+SELECT count(*) FROM fastckpt_stat_checkpointer;
 SELECT count(*) FROM fastckpt_stat_memory_internal();
 SELECT count(*) FROM fastckpt_stat_tables_internal();
 RESET ROLE;
@@ -131,8 +160,14 @@ SELECT count(*) > 0 AS sees_tables FROM fastckpt_stat_tables;
 SELECT tables_open FROM fastckpt_stat_recovery;
 SELECT failing FROM fastckpt_stat_log;
 RESET ROLE;
+-- pg_checkpoint members may ask for checkpoints
+CREATE ROLE regress_fc_ckpt IN ROLE pg_checkpoint;
+SET ROLE regress_fc_ckpt;
+SELECT fastckpt_checkpoint();
+RESET ROLE;
 DROP ROLE regress_fc_plain;
 DROP ROLE regress_fc_monitor;
+DROP ROLE regress_fc_ckpt;
 
 -- dropped tables leave the views
 SELECT relfilenode AS st_a_node FROM pg_class WHERE relname = 'st_a' \gset

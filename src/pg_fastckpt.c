@@ -15,6 +15,7 @@
 #include "utils/guc.h"
 
 #include "pg_fastckpt.h"
+#include "ckpt/checkpoint.h"
 #include "log/log.h"
 #include "recovery/gate.h"
 #include "store/slot.h"
@@ -29,10 +30,46 @@ int			fc_commit_mode = FC_COMMIT_EARLY_LOCK_RELEASE;
 int			fc_log_buffer_size_kb = 16 * 1024;
 bool		fc_test_sync_trace = false;
 int			fc_test_recovery_delay_ms = 0;
+int			fc_checkpoint_timeout_s = 60;
+int			fc_max_log_size_mb = 1024;
+int			fc_checkpoint_method = FC_CKPT_MERGE;
+int			fc_checkpoint_policy = FC_POLICY_FIXED;
+int			fc_recovery_workers = 2;
+double		fc_adaptive_lower_bound_mb = 64;
+double		fc_adaptive_upper_bound_mb = 1024;
+double		fc_adaptive_low_watermark = 0.20;
+double		fc_adaptive_high_watermark = 0.85;
+double		fc_adaptive_beta = 3;
+double		fc_adaptive_alpha = 0.8;
+int			fc_adaptive_window_s = 5;
+double		fc_adaptive_peak_rate = 0;
+int			fc_test_checkpoint_pause = FC_PAUSE_NONE;
+int			fc_test_checkpoint_pause_ms = 0;
 
 static const struct config_enum_entry fc_commit_mode_options[] = {
 	{"strict", FC_COMMIT_STRICT, false},
 	{"early_lock_release", FC_COMMIT_EARLY_LOCK_RELEASE, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry fc_checkpoint_method_options[] = {
+	{"merge", FC_CKPT_MERGE, false},
+	{"copy", FC_CKPT_COPY, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry fc_checkpoint_policy_options[] = {
+	{"fixed", FC_POLICY_FIXED, false},
+	{"adaptive", FC_POLICY_ADAPTIVE, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry fc_pause_options[] = {
+	{"none", FC_PAUSE_NONE, false},
+	{"swap", FC_PAUSE_SWAP, false},
+	{"chunk", FC_PAUSE_CHUNK, false},
+	{"install", FC_PAUSE_INSTALL, false},
+	{"truncate", FC_PAUSE_TRUNCATE, false},
 	{NULL, 0, false}
 };
 
@@ -51,6 +88,8 @@ fc_shmem_request(void)
 	RequestAddinShmemSpace(fc_table_store_shmem_size());
 	RequestAddinShmemSpace(fc_gate_shmem_size());
 	RequestAddinShmemSpace(fc_log_shmem_size());
+	RequestAddinShmemSpace(fc_ckpt_shmem_size());
+	RequestAddinShmemSpace(fc_ckpt_load_shmem_size());
 	RequestNamedLWLockTranche(FC_SLOT_LOCK_TRANCHE, FC_SLOT_LOCKS);
 	RequestNamedLWLockTranche(FC_MISC_LOCK_TRANCHE, FC_MISC_LOCKS);
 }
@@ -66,7 +105,130 @@ fc_shmem_startup(void)
 	fc_table_store_shmem_init();
 	fc_gate_shmem_init();
 	fc_log_shmem_init();
+	fc_ckpt_shmem_init();
+	fc_ckpt_load_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Settings of checkpoints (DESIGN.md section 7) and recovery from them. */
+static void
+fc_define_checkpoint_settings(void)
+{
+	DefineCustomIntVariable("pg_fastckpt.checkpoint_timeout",
+							"Time between fastckpt checkpoints; 0 turns the timer off.",
+							"Checkpoints are skipped while nothing commits.",
+							&fc_checkpoint_timeout_s,
+							60, 0, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.max_log_size",
+							"Log written since the last checkpoint that triggers the next one; 0: never.",
+							"With checkpoint_policy = adaptive, the adaptive threshold replaces it.",
+							&fc_max_log_size_mb,
+							1024, 0, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("pg_fastckpt.checkpoint_policy",
+							 "How the log size that triggers a checkpoint is chosen.",
+							 "fixed: pg_fastckpt.max_log_size; adaptive: between pg_fastckpt.adaptive_lower_bound "
+							 "and adaptive_upper_bound, higher under higher load (SLACH).",
+							 &fc_checkpoint_policy,
+							 FC_POLICY_FIXED,
+							 fc_checkpoint_policy_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("pg_fastckpt.checkpoint_method",
+							 "Where a checkpoint takes the rows that did not change since the last one.",
+							 "merge: read back from the last checkpoint's files; "
+							 "copy: from a copy the checkpoint writer keeps in its memory.",
+							 &fc_checkpoint_method,
+							 FC_CKPT_MERGE,
+							 fc_checkpoint_method_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.recovery_workers",
+							"Processes that load checkpoint files in parallel at startup, the leader included.",
+							"Fewer run (and the server log says so) when max_worker_processes has too few free slots.",
+							&fc_recovery_workers,
+							2, 1, 64,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("pg_fastckpt.adaptive_lower_bound",
+							 "Adaptive policy: log size (MB) that triggers a checkpoint at low load.",
+							 NULL,
+							 &fc_adaptive_lower_bound_mb,
+							 64, 1, 1024 * 1024,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_fastckpt.adaptive_upper_bound",
+							 "Adaptive policy: log size (MB) that triggers a checkpoint at high load.",
+							 NULL,
+							 &fc_adaptive_upper_bound_mb,
+							 1024, 1, 1024 * 1024,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_fastckpt.adaptive_low_watermark",
+							 "Adaptive policy: load (fraction of the peak commit rate) at or below which the lower bound applies.",
+							 NULL,
+							 &fc_adaptive_low_watermark,
+							 0.20, 0, 1,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_fastckpt.adaptive_high_watermark",
+							 "Adaptive policy: load at or above which the upper bound applies.",
+							 NULL,
+							 &fc_adaptive_high_watermark,
+							 0.85, 0, 1,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_fastckpt.adaptive_beta",
+							 "Adaptive policy: exponent of the curve between the watermarks.",
+							 NULL,
+							 &fc_adaptive_beta,
+							 3, 0.01, 100,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_fastckpt.adaptive_alpha",
+							 "Adaptive policy: weight of the past in the moving average of the commit rate.",
+							 NULL,
+							 &fc_adaptive_alpha,
+							 0.8, 0, 1,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_fastckpt.adaptive_window",
+							"Adaptive policy: length of one commit-rate sample.",
+							NULL,
+							&fc_adaptive_window_s,
+							5, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomRealVariable("pg_fastckpt.adaptive_peak_rate",
+							 "Adaptive policy: commits per second that count as full load; 0: the highest rate seen.",
+							 NULL,
+							 &fc_adaptive_peak_rate,
+							 0, 0, 1e9,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("pg_fastckpt.test_checkpoint_pause",
+							 "Testing only: a point where the checkpoint writer pauses.",
+							 NULL,
+							 &fc_test_checkpoint_pause,
+							 FC_PAUSE_NONE,
+							 fc_pause_options,
+							 PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_fastckpt.test_checkpoint_pause_ms",
+							"Testing only: how long the checkpoint writer pauses there.",
+							NULL,
+							&fc_test_checkpoint_pause_ms,
+							0, 0, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 }
 
 void
@@ -158,6 +320,8 @@ _PG_init(void)
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
+	fc_define_checkpoint_settings();
+
 	MarkGUCPrefixReserved("pg_fastckpt");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -170,5 +334,6 @@ _PG_init(void)
 	fc_register_object_access_hook();
 	fc_register_startup_worker();
 	fc_register_log_writer();
+	fc_register_checkpointer();
 	fc_register_planner_gate();
 }

@@ -90,7 +90,7 @@ fc_relation_nontransactional_truncate(Relation rel)
 
 /*
  * Copy a storage slot for slot, keeping every slot number (the indexes are
- * kept as they are), whole slots (shadow images and marks included) and the
+ * kept as they are), whole slots (but not the shadow image marks) and the
  * old versions older snapshots may still need.  The table is held with
  * AccessExclusiveLock.
  */
@@ -119,6 +119,8 @@ fc_copy_storage(FcTable *src, FcTable *dst, Oid relid)
 		memcpy(dhdr, hdr, src->layout.stride);
 		dhdr->undo = NULL;
 		dhdr->link = 0;
+		/* a new storage: its commit installs every row afresh */
+		fc_pp_reset(&dhdr->marks);
 
 		/* old versions, queued oldest first as the FIFO expects */
 		for (FcUndo *u = hdr->undo; u != NULL; u = u->prev)

@@ -33,6 +33,18 @@
 #define FC_PP_CLEAN			0	/* nothing new since the writer last took it */
 #define FC_PP_DIRTY			1	/* holds a committed row image */
 #define FC_PP_TOMBSTONE		2	/* the row was deleted */
+#define FC_PP_STATE_MASK	0x03
+
+/*
+ * The writer does not reset a mark it consumes to CLEAN but tags it TAKEN,
+ * with one bit of the phase it consumed it in: if writing the checkpoint
+ * fails, the same pass can be run again (same phase, same images) and
+ * still finds what it took.  The next pass over this image runs two phases
+ * later, with the other epoch bit, and reads the tag as CLEAN.  A commit
+ * installing into the image overwrites the tag.
+ */
+#define FC_PP_TAKEN			0x80
+#define FC_PP_EPOCH			0x40
 
 /* Per-slot marks of the two shadow images; lives inside the slot header. */
 typedef struct fc_pp_marks
@@ -126,10 +138,23 @@ fc_pp_install_tombstone(fc_pp_marks *marks, uint64_t phase)
 	__atomic_store_n(&marks->state[cur], FC_PP_TOMBSTONE, __ATOMIC_RELEASE);
 }
 
+static inline uint8_t
+fc_pp_taken_tag(uint64_t phase)
+{
+	return (uint8_t) (FC_PP_TAKEN | (((phase >> 1) & 1) ? FC_PP_EPOCH : 0));
+}
+
+/* Does a mark hold a committed change the writer has not taken yet? */
+static inline int
+fc_pp_is_pending(uint8_t state)
+{
+	return (state & FC_PP_TAKEN) == 0 && state != FC_PP_CLEAN;
+}
+
 /*
  * Writer side: take the previous-phase image of a slot if it is marked, and
- * clear the mark.  Returns FC_PP_CLEAN, FC_PP_DIRTY (with *image / *len set)
- * or FC_PP_TOMBSTONE.  Safe without locks because no commit writes the
+ * tag the mark taken.  Returns FC_PP_CLEAN, FC_PP_DIRTY (with *image / *len
+ * set) or FC_PP_TOMBSTONE.  Safe without locks because no commit writes the
  * previous image until the next flip, which waits for the writer.
  */
 static inline int
@@ -137,14 +162,34 @@ fc_pp_take_previous(fc_pp_marks *marks, char *slot, const fc_pp_layout *layout,
 					uint64_t phase, const char **image, uint32_t *len)
 {
 	uint32_t	prev = fc_pp_previous_image(phase);
-	int			state = __atomic_load_n(&marks->state[prev], __ATOMIC_ACQUIRE);
+	uint8_t		tag = fc_pp_taken_tag(phase);
+	uint8_t		state = __atomic_load_n(&marks->state[prev], __ATOMIC_ACQUIRE);
 
-	if (state == FC_PP_CLEAN)
+	if (state & FC_PP_TAKEN)
+	{
+		/* taken by an earlier pass: clean; by this one (a retry): again */
+		if ((state & (FC_PP_TAKEN | FC_PP_EPOCH)) != tag)
+			return FC_PP_CLEAN;
+		state &= FC_PP_STATE_MASK;
+	}
+	else if (state == FC_PP_CLEAN)
 		return FC_PP_CLEAN;
 	*image = slot + layout->shadow_offset[prev];
 	*len = marks->len[prev];
-	__atomic_store_n(&marks->state[prev], FC_PP_CLEAN, __ATOMIC_RELAXED);
+	__atomic_store_n(&marks->state[prev], (uint8_t) (tag | state), __ATOMIC_RELAXED);
 	return state;
+}
+
+/* Writer side: would fc_pp_take_previous find something?  (No change.) */
+static inline int
+fc_pp_previous_pending(const fc_pp_marks *marks, uint64_t phase)
+{
+	uint8_t		state = __atomic_load_n(&marks->state[fc_pp_previous_image(phase)],
+										__ATOMIC_ACQUIRE);
+
+	if (state & FC_PP_TAKEN)
+		return (state & (FC_PP_TAKEN | FC_PP_EPOCH)) == fc_pp_taken_tag(phase);
+	return state != FC_PP_CLEAN;
 }
 
 /* Reset both marks of a slot (slot reuse, table creation). */

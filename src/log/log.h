@@ -48,6 +48,8 @@ extern uint64 fc_log_insert(void *record, uint32 len);
 extern void fc_log_wait_flushed(uint64 lsn, bool after_commit);
 extern uint64 fc_log_flushed_lsn(void);
 extern uint64 fc_log_next_csn(void);
+extern uint64 fc_log_peek_next_csn(void);
+extern uint64 fc_log_insert_lsn(void);
 extern void fc_log_start(uint64 start_lsn, uint64 next_csn);
 extern bool fc_log_is_ready(void);
 extern void fc_log_check_writable(const char *relname);
@@ -76,6 +78,7 @@ extern uint64 fc_log_reader_end(FcLogReader *reader);
 extern void fc_log_reader_close(FcLogReader *reader);
 extern uint64 fc_log_first_lsn(void);
 extern void fc_log_truncate_at(uint64 end_lsn);
+extern uint64 fc_log_remove_before(uint64 lsn);
 
 /* log_writer.c */
 extern void fc_register_log_writer(void);

@@ -196,6 +196,20 @@ fc_log_next_csn(void)
 	return pg_atomic_fetch_add_u64(&fc_log->next_csn, 1);
 }
 
+/* The next CSN, without taking it (checkpoint swap, under the latch). */
+uint64
+fc_log_peek_next_csn(void)
+{
+	return pg_atomic_read_u64(&fc_log->next_csn);
+}
+
+/* Where the next record will go: always a record boundary. */
+uint64
+fc_log_insert_lsn(void)
+{
+	return pg_atomic_read_u64(&fc_log->insert_lsn);
+}
+
 /*
  * Wait until flushed_lsn >= lsn, with our wait position published so the
  * writer wakes us.  Interrupts are held by the caller or checked by it.

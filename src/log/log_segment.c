@@ -105,6 +105,39 @@ fc_log_first_lsn(void)
 	return first;
 }
 
+/*
+ * Remove the segments that hold nothing at or after lsn: a checkpoint
+ * installed later no longer needs them.  Returns how many went.
+ */
+uint64
+fc_log_remove_before(uint64 lsn)
+{
+	List	   *segs = fc_log_list_segments();
+	ListCell   *lc;
+	uint64		removed = 0;
+
+	foreach(lc, segs)
+	{
+		uint64		start = *(uint64 *) lfirst(lc);
+		char	   *path;
+
+		if (start + FC_LOG_SEGMENT_SIZE > lsn)
+			break;
+		path = fc_log_segment_path(start);
+		if (unlink(path) != 0 && errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not remove fastckpt log segment \"%s\": %m", path)));
+		else
+			removed++;
+		pfree(path);
+	}
+	list_free_deep(segs);
+	if (removed > 0)
+		fc_log_fsync_dir();
+	return removed;
+}
+
 /* Segments the log writer was still zero-filling when the server stopped. */
 static void
 fc_log_remove_temp_files(void)

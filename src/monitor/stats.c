@@ -10,10 +10,13 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "pg_fastckpt.h"
+#include "ckpt/checkpoint.h"
 #include "access/fastckpt_am.h"
 #include "log/log.h"
 #include "recovery/gate.h"
@@ -25,6 +28,7 @@ PG_FUNCTION_INFO_V1(fastckpt_stat_memory_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_tables_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_recovery_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_log_internal);
+PG_FUNCTION_INFO_V1(fastckpt_stat_checkpointer_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_reset);
 
 Datum
@@ -63,6 +67,7 @@ typedef struct FcTableRow
 	int64		undo_records;
 	int64		undo_bytes;
 	int64		dirty_rows;
+	int64		ckpt_bytes;
 } FcTableRow;
 
 typedef struct FcTableRows
@@ -101,7 +106,7 @@ fc_collect_table(FcTable *tbl, void *arg)
 		LWLock	   *lock = fc_slot_lock(tbl, s);
 
 		LWLockAcquire(lock, LW_SHARED);
-		if (hdr->marks.state[cur] != FC_PP_CLEAN)
+		if (fc_pp_is_pending(hdr->marks.state[cur]))
 			r->dirty_rows++;
 		if (hdr->flags & FC_SLOT_USED)
 		{
@@ -116,6 +121,7 @@ fc_collect_table(FcTable *tbl, void *arg)
 	}
 	r->slots_allocated = (int64) tbl->npages * tbl->slots_per_page;
 	r->slot_bytes = tbl->layout.stride;
+	r->ckpt_bytes = (int64) tbl->ckpt_bytes;
 	r->image_bytes = tbl->layout.image_capacity;
 	r->undo_records = tbl->undo_live;
 	r->undo_bytes = (int64) tbl->undo_pages * FC_PAGE_SIZE;
@@ -138,8 +144,8 @@ fastckpt_stat_tables_internal(PG_FUNCTION_ARGS)
 	for (int i = 0; i < rows.n; i++)
 	{
 		FcTableRow *r = &rows.rows[i];
-		Datum		values[13];
-		bool		nulls[13] = {0};
+		Datum		values[14];
+		bool		nulls[14] = {0};
 
 		values[0] = ObjectIdGetDatum(r->dbid);
 		values[1] = ObjectIdGetDatum(r->spcid);
@@ -154,6 +160,8 @@ fastckpt_stat_tables_internal(PG_FUNCTION_ARGS)
 		values[10] = Int64GetDatum(r->undo_records);
 		values[11] = Int64GetDatum(r->undo_bytes);
 		values[12] = Int64GetDatum(r->dirty_rows);
+		values[13] = Int64GetDatum(r->ckpt_bytes);
+		nulls[13] = (r->ckpt_bytes == 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -164,8 +172,8 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcRecoveryStats stats;
-	Datum		values[15];
-	bool		nulls[15] = {0};
+	Datum		values[23];
+	bool		nulls[23] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -187,6 +195,17 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 	values[12] = Float8GetDatum(stats.replay_seconds);
 	values[13] = Float8GetDatum(stats.index_rebuild_seconds);
 	values[14] = Float8GetDatum(stats.total_seconds);
+	values[15] = Int64GetDatum(stats.checkpoint_seq);
+	nulls[15] = (stats.checkpoint_seq == 0);
+	values[16] = Int64GetDatum(stats.checkpoint_csn);
+	nulls[16] = (stats.checkpoint_seq == 0);
+	values[17] = BoolGetDatum(stats.checkpoint_fallback);
+	values[18] = Int32GetDatum(stats.load_workers);
+	values[19] = Int64GetDatum(stats.load_bytes);
+	values[20] = Int64GetDatum(stats.load_rows);
+	values[21] = Float8GetDatum(stats.load_seconds);
+	values[22] = CStringGetTextDatum(stats.error);
+	nulls[22] = (stats.error[0] == '\0');
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -222,6 +241,55 @@ fastckpt_stat_log_internal(PG_FUNCTION_ARGS)
 	values[15] = BoolGetDatum(stats.failing);
 	values[16] = CStringGetTextDatum(stats.last_error);
 	nulls[16] = (stats.last_error[0] == '\0');
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+fastckpt_stat_checkpointer_internal(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	FcCkptStats st;
+	Datum		values[27];
+	bool		nulls[27] = {0};
+	Datum		hits[FC_PAUSE_POINTS - 1];
+	uint64		insert_lsn = fc_log_insert_lsn();
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	fc_ckpt_stats_get(&st);
+	values[0] = Int64GetDatum((int64) st.checkpoints);
+	values[1] = Int64GetDatum((int64) st.by_trigger[FC_TRIGGER_TIMED]);
+	values[2] = Int64GetDatum((int64) st.by_trigger[FC_TRIGGER_SIZE]);
+	values[3] = Int64GetDatum((int64) st.by_trigger[FC_TRIGGER_REQUESTED]);
+	values[4] = Int64GetDatum((int64) st.by_trigger[FC_TRIGGER_SHUTDOWN]);
+	values[5] = Int64GetDatum((int64) st.failures);
+	values[6] = BoolGetDatum(st.in_progress);
+	values[7] = Int64GetDatum((int64) st.last_seq);
+	values[8] = Int64GetDatum((int64) st.last_csn);
+	values[9] = Int64GetDatum((int64) st.last_start_lsn);
+	values[10] = TimestampTzGetDatum(st.last_started_at);
+	nulls[10] = (st.last_started_at == 0);
+	values[11] = TimestampTzGetDatum(st.last_finished_at);
+	nulls[11] = (st.last_finished_at == 0);
+	values[12] = Float8GetDatum(st.last_seconds);
+	values[13] = Int64GetDatum((int64) st.last_bytes_written);
+	values[14] = Int64GetDatum((int64) st.last_bytes_reused);
+	values[15] = Int64GetDatum((int64) st.last_rows);
+	values[16] = Int64GetDatum((int64) st.last_dirty_rows);
+	values[17] = Int64GetDatum((int64) st.bytes_written);
+	values[18] = Int64GetDatum((int64) st.log_segments_removed);
+	values[19] = Int64GetDatum((int64) (insert_lsn - Min(insert_lsn, st.last_start_lsn)));
+	values[20] = CStringGetTextDatum(fc_checkpoint_policy == FC_POLICY_ADAPTIVE ? "adaptive" : "fixed");
+	values[21] = CStringGetTextDatum(fc_checkpoint_method == FC_CKPT_COPY ? "copy" : "merge");
+	values[22] = Int64GetDatum((int64) st.threshold_bytes);
+	values[23] = Float8GetDatum(st.load);
+	values[24] = Float8GetDatum(st.commit_rate);
+	values[25] = CStringGetTextDatum(st.last_error);
+	nulls[25] = (st.last_error[0] == '\0');
+	for (int i = 1; i < FC_PAUSE_POINTS; i++)
+		hits[i - 1] = Int64GetDatum((int64) st.pause_hits[i]);
+	values[26] = PointerGetDatum(construct_array(hits, FC_PAUSE_POINTS - 1, INT8OID, 8,
+												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

@@ -32,6 +32,7 @@
 typedef struct FcGate
 {
 	pg_atomic_uint32 open;
+	pg_atomic_uint32 failed;	/* recovery cannot open the tables */
 	ConditionVariable cv;
 	uint64		pp_phase;		/* Ping-Pong phase word (txn/write_set.c) */
 	slock_t		stats_lock;
@@ -57,6 +58,7 @@ fc_gate_shmem_init(void)
 	{
 		memset(fc_gate, 0, sizeof(FcGate));
 		pg_atomic_init_u32(&fc_gate->open, 0);
+		pg_atomic_init_u32(&fc_gate->failed, 0);
 		ConditionVariableInit(&fc_gate->cv);
 		SpinLockInit(&fc_gate->stats_lock);
 	}
@@ -94,6 +96,21 @@ fc_gate_wait(Relation rel)
 	while (pg_atomic_read_u32(&fc_gate->open) == 0)
 	{
 		long		waited = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+
+		if (pg_atomic_read_u32(&fc_gate->failed) != 0)
+		{
+			FcRecoveryStats stats;
+
+			ConditionVariableCancelSleep();
+			fc_recovery_stats_get(&stats);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("fastckpt table \"%s\" is not available: startup recovery could not restore the fastckpt tables",
+							RelationGetRelationName(rel)),
+					 errdetail("%s", stats.error),
+					 errhint("The checkpoint files and the log under pg_fastckpt/ are left as they are; see the server log. "
+							 "Restore them from a backup, or move pg_fastckpt/ aside to start with empty fastckpt tables.")));
+		}
 
 		if (waited >= fc_recovery_wait_timeout_ms)
 		{
@@ -164,6 +181,32 @@ fc_recovery_stats_finish(double index_rebuild_seconds, double total_seconds)
 	fc_gate->stats.index_rebuild_seconds = index_rebuild_seconds;
 	fc_gate->stats.total_seconds = total_seconds;
 	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+void
+fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback, int workers,
+						   int64 bytes, int64 rows, double seconds)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	fc_gate->stats.checkpoint_seq = seq;
+	fc_gate->stats.checkpoint_csn = csn;
+	fc_gate->stats.checkpoint_fallback = fallback;
+	fc_gate->stats.load_workers = workers;
+	fc_gate->stats.load_bytes = bytes;
+	fc_gate->stats.load_rows = rows;
+	fc_gate->stats.load_seconds = seconds;
+	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+/* Recovery cannot restore the tables: keep them closed, say why. */
+void
+fc_gate_fail(const char *reason)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	strlcpy(fc_gate->stats.error, reason, sizeof(fc_gate->stats.error));
+	SpinLockRelease(&fc_gate->stats_lock);
+	pg_atomic_write_u32(&fc_gate->failed, 1);
+	ConditionVariableBroadcast(&fc_gate->cv);
 }
 
 /*

@@ -28,6 +28,15 @@ typedef struct FcRecoveryStats
 	double		replay_seconds;
 	double		index_rebuild_seconds;
 	double		total_seconds;
+	/* checkpoint loading */
+	int64		checkpoint_seq;		/* 0: none, the log was replayed whole */
+	int64		checkpoint_csn;
+	bool		checkpoint_fallback;	/* the newest was damaged */
+	int			load_workers;
+	int64		load_bytes;
+	int64		load_rows;
+	double		load_seconds;
+	char		error[256];		/* why the tables stay closed, if they do */
 } FcRecoveryStats;
 
 extern bool fc_gate_is_open(void);
@@ -42,6 +51,10 @@ extern void fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
 										 int64 rows_applied, double seconds);
 extern void fc_recovery_stats_finish(double index_rebuild_seconds,
 									 double total_seconds);
+extern void fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback,
+									   int workers, int64 bytes, int64 rows,
+									   double seconds);
+extern void fc_gate_fail(const char *reason);
 
 extern void fc_register_planner_gate(void);
 

@@ -125,7 +125,7 @@ fc_replay_ddl(FcReplayState *st, const fc_log_header *rec)
 		switch (d->op)
 		{
 			case FC_DDL_CREATE:
-				(void) fc_table_create(&rnode, d->relid, d->image_capacity);
+				fc_table_create(&rnode, d->relid, d->image_capacity)->create_csn = rec->csn;
 				st->res->tables_created++;
 				break;
 			case FC_DDL_DROP:
@@ -213,8 +213,13 @@ fc_finish_table(FcTable *tbl, void *arg)
 	fc_table_finish_replay(tbl);
 }
 
+/*
+ * Replay the log from start_lsn (a checkpoint's start, or the beginning),
+ * applying the records with a CSN of at least min_csn: those below it are
+ * in the checkpoint already.
+ */
 void
-fc_replay_log(FcReplayResult *res)
+fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn)
 {
 	FcReplayState st;
 	FcLogReader *reader;
@@ -232,7 +237,7 @@ fc_replay_log(FcReplayResult *res)
 	st.phase = fc_pp_phase();
 
 	fc_log_dir_ensure();
-	first = fc_log_first_lsn();
+	first = start_lsn;
 	res->start_lsn = first;
 
 	/* pass 1: the end, the aborted transactions, the largest CSN */
@@ -259,7 +264,7 @@ fc_replay_log(FcReplayResult *res)
 		TimestampTz now;
 
 		CHECK_FOR_INTERRUPTS();
-		if (rec->kind != FC_REC_DDL && rec->kind != FC_REC_VALUES)
+		if ((rec->kind != FC_REC_DDL && rec->kind != FC_REC_VALUES) || rec->csn < min_csn)
 			continue;
 		if (hash_search(st.aborted, &rec->csn, HASH_FIND, NULL) != NULL ||
 			((rec->flags & FC_REC_NEEDS_CLOG) && !fc_xid_committed(&st, rec->xid)))
@@ -288,7 +293,7 @@ fc_replay_log(FcReplayResult *res)
 	fc_table_foreach(fc_finish_table, NULL);
 
 	fc_log_truncate_at(res->end_lsn);
-	res->next_csn = max_csn + 1;
+	res->next_csn = Max(max_csn + 1, min_csn);
 	res->seconds = (double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
 	hash_destroy(st.aborted);
 	hash_destroy(st.clog);

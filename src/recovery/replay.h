@@ -26,6 +26,6 @@ typedef struct FcReplayResult
 	double		seconds;
 } FcReplayResult;
 
-extern void fc_replay_log(FcReplayResult *res);
+extern void fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn);
 
 #endif							/* FC_REPLAY_H */

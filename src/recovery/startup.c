@@ -4,9 +4,10 @@
  *	  Startup recovery, run by background workers at every postmaster start
  *	  and after every crash-restart cycle.
  *
- * Shared memory does not survive a restart.  The leader replays the
- * logical log into the arena (replay.c), drops storages of databases that
- * are gone, and opens the log for new records.  Then one worker per
+ * Shared memory does not survive a restart.  The leader loads the newest
+ * usable checkpoint with loader workers (ckpt/ckpt_load.c), replays the
+ * logical log after it into the arena (replay.c), drops storages of
+ * databases that are gone, and opens the log for new records.  Then one worker per
  * database reconciles the storages with the catalogs (a storage PostgreSQL
  * no longer has is discarded) and rebuilds every index of every fastckpt
  * table from the recovered rows -- the indexes are unlogged, so a crash
@@ -53,6 +54,7 @@
 #include "utils/relcache.h"
 
 #include "pg_fastckpt.h"
+#include "ckpt/checkpoint.h"
 #include "log/log.h"
 #include "recovery/gate.h"
 #include "recovery/replay.h"
@@ -174,6 +176,8 @@ fc_seconds_since(TimestampTz start)
 	return (double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
 }
 
+static void fc_recovery_idle(void) pg_attribute_noreturn();
+
 void
 fc_recovery_leader_main(Datum arg)
 {
@@ -182,6 +186,8 @@ fc_recovery_leader_main(Datum arg)
 	TimestampTz start;
 	TimestampTz index_start;
 	FcReplayResult res;
+	FcCkptLoadResult load;
+	char		error[512];
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -194,7 +200,30 @@ fc_recovery_leader_main(Datum arg)
 		fc_recovery_stats_begin();
 		ereport(LOG, (errmsg("pg_fastckpt: startup recovery started")));
 
-		fc_replay_log(&res);
+		if (!fc_ckpt_load(&load, error, sizeof(error)))
+		{
+			/* never open the tables empty or partial: stay closed */
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
+					 errdetail("%s", error),
+					 errhint("The files under pg_fastckpt/ are left as they are. Restore them from a backup, "
+							 "or move pg_fastckpt/ aside to start with empty fastckpt tables.")));
+			fc_gate_fail(error);
+			fc_recovery_idle();
+		}
+		fc_recovery_stats_set_load((int64) load.seq, (int64) load.csn, load.fell_back,
+								   load.workers, (int64) load.bytes, (int64) load.rows,
+								   load.seconds);
+		if (load.found)
+			ereport(LOG,
+					(errmsg("pg_fastckpt: checkpoint %llu loaded in %.3f s by %d workers: %llu bytes, %llu rows",
+							(unsigned long long) load.seq, load.seconds, load.workers,
+							(unsigned long long) load.bytes, (unsigned long long) load.rows)));
+		fc_ckpt_note_loaded(&load);
+
+		fc_replay_log(&res, load.found ? load.start_lsn : fc_log_first_lsn(),
+					  load.found ? load.csn : 0);
 		fc_recovery_stats_set_replay((int64) (res.end_lsn - res.start_lsn),
 									 (int64) (res.records[FC_REC_VALUES] + res.records[FC_REC_CALL] +
 											  res.records[FC_REC_DDL] + res.records[FC_REC_ABORT]),
@@ -250,6 +279,16 @@ fc_recovery_leader_main(Datum arg)
 						fc_seconds_since(start))));
 	}
 
+	fc_recovery_idle();
+}
+
+/*
+ * The leader stays (see the file header), answering barriers and
+ * reloads, until shutdown.
+ */
+static void
+fc_recovery_idle(void)
+{
 	for (;;)
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,

@@ -140,6 +140,10 @@ typedef struct FcTable
 	FcTableKey	key;			/* hash key, must be first */
 	uint64		generation;		/* unique per creation; validates caches */
 	Oid			relid;			/* pg_class OID at creation (for views) */
+	uint64		create_csn;		/* commit that created it; 0: not committed
+								 * yet.  Checkpoints hold tables with a
+								 * create_csn below their S. */
+	uint64		ckpt_bytes;		/* in the last checkpoint (for views) */
 	fc_pp_layout layout;
 	uint32		slots_per_page;
 

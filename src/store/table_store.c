@@ -136,6 +136,19 @@ fc_table_lookup(const RelFileNode *rnode)
 	return tbl;
 }
 
+/* Like fc_table_lookup; the caller holds the directory lock. */
+FcTable *
+fc_table_find_locked(Oid dbid, Oid spcid, Oid relnode)
+{
+	FcTableKey	key;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = dbid;
+	key.spcid = spcid;
+	key.relnode = relnode;
+	return hash_search(fc_tables, &key, HASH_FIND, NULL);
+}
+
 /*
  * Give all memory of a table back to the arena and empty it.  The caller
  * ensures nobody else uses the table (AccessExclusiveLock, or it is being
@@ -202,6 +215,23 @@ fc_table_drop_database(Oid dbid)
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 }
 
+/* Recovery: forget every storage (a damaged checkpoint was half loaded). */
+void
+fc_table_drop_all(void)
+{
+	HASH_SEQ_STATUS status;
+	FcTable    *tbl;
+
+	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_EXCLUSIVE);
+	hash_seq_init(&status, fc_tables);
+	while ((tbl = hash_seq_search(&status)) != NULL)
+	{
+		fc_table_reset(tbl);
+		hash_search(fc_tables, &tbl->key, HASH_REMOVE, NULL);
+	}
+	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+}
+
 void
 fc_table_foreach(fc_table_visitor fn, void *arg)
 {
@@ -235,6 +265,7 @@ fc_table_for_rel(Relation rel)
 		 */
 		tbl = fc_table_create(&rel->rd_node, RelationGetRelid(rel),
 							  fc_row_image_capacity(rel, NULL));
+		tbl->create_csn = 1;	/* a committed table, empty */
 	}
 	if (ref == NULL)
 	{
@@ -360,7 +391,18 @@ void
 fc_slot_claim(FcTable *tbl, uint64 slotno, Oid relid)
 {
 	while (fc_table_nslots(tbl) <= slotno)
-		(void) fc_slot_alloc(tbl, relid);
+	{
+		uint64		room;
+
+		/* hand out the rest of the last page at once, then grow a page */
+		SpinLockAcquire(&tbl->alloc_lock);
+		room = tbl->npages * tbl->slots_per_page;
+		if (pg_atomic_read_u64(&tbl->nslots) < room)
+			pg_atomic_write_u64(&tbl->nslots, Min(room, slotno + 1));
+		SpinLockRelease(&tbl->alloc_lock);
+		if (fc_table_nslots(tbl) <= slotno)
+			(void) fc_slot_alloc(tbl, relid);
+	}
 }
 
 /*

@@ -18,8 +18,10 @@
 extern FcTable *fc_table_create(const RelFileNode *rnode, Oid relid,
 								uint32 image_capacity);
 extern FcTable *fc_table_lookup(const RelFileNode *rnode);
+extern FcTable *fc_table_find_locked(Oid dbid, Oid spcid, Oid relnode);
 extern void fc_table_drop(const RelFileNode *rnode);
 extern void fc_table_drop_database(Oid dbid);
+extern void fc_table_drop_all(void);
 extern void fc_table_reset(FcTable *tbl);
 
 /* Storage of an open relation; created empty if missing (after restart). */

@@ -43,6 +43,7 @@
 #include "utils/timestamp.h"
 
 #include "pg_fastckpt.h"
+#include "ckpt/checkpoint.h"
 #include "log/log.h"
 #include "recovery/gate.h"
 #include "store/table_store.h"
@@ -244,7 +245,7 @@ fc_commit_pre_commit(void)
 		}
 		LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
 		fc_count_live_rows();
-		fc_write_set_installed();
+		fc_write_set_installed(phase);
 		return;
 	}
 	fc_wait_log_ready();
@@ -298,6 +299,7 @@ fc_commit_pre_commit(void)
 	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
 	phase = fc_pp_phase();
 	csn = fc_log_next_csn();
+	fc_ckpt_publish_csn(csn);
 
 	if (changes != NIL)
 	{
@@ -313,8 +315,11 @@ fc_commit_pre_commit(void)
 			else if (is_drop)
 				fc_rb_add_ddl(FC_DDL_DROP, rnode, InvalidOid, 0);
 			else if ((tbl = fc_table_lookup(rnode)) != NULL)
+			{
 				fc_rb_add_ddl(FC_DDL_CREATE, rnode, tbl->relid,
 							  tbl->layout.image_capacity);
+				tbl->create_csn = csn;
+			}
 		}
 		fc_rb_emit();
 	}
@@ -357,7 +362,7 @@ fc_commit_pre_commit(void)
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
 	fc_count_live_rows();
-	fc_write_set_installed();
+	fc_write_set_installed(phase);
 	list_free(new_tables);
 	list_free(changes);
 

@@ -20,6 +20,7 @@
 #include "utils/memutils.h"
 
 #include "pg_fastckpt.h"
+#include "ckpt/checkpoint.h"
 #include "store/table_store.h"
 #include "store/undo.h"
 #include "txn/write_set.h"
@@ -28,6 +29,7 @@ static FcWrite *fc_writes = NULL;
 static int	fc_nwrites = 0;
 static int	fc_writes_cap = 0;
 static bool fc_installed = false;	/* shadow images got this xact's rows */
+static uint64 fc_install_phase = 0; /* ... in this phase */
 
 uint64
 fc_pp_phase(void)
@@ -129,9 +131,10 @@ fc_count_live_rows(void)
 
 /* commit.c installed this transaction's rows into the shadow images */
 void
-fc_write_set_installed(void)
+fc_write_set_installed(uint64 phase)
 {
 	fc_installed = true;
+	fc_install_phase = phase;
 }
 
 /* Undo one write; the slot latch is held.  Must not fail. */
@@ -173,7 +176,9 @@ fc_rollback_write(FcWrite *w)
 /*
  * Roll back writes made at nesting level >= nestlevel, newest first.  If
  * the shadow images already received this transaction's rows (an error
- * after our PRE_COMMIT callback), they get the restored committed images.
+ * after our PRE_COMMIT callback), they get the restored committed images:
+ * the image we wrote, which a checkpoint swapped in since may be about to
+ * read (it waits for us, see ckpt_shared.c), and the current one.
  */
 static void
 fc_write_set_rollback(int nestlevel)
@@ -191,7 +196,11 @@ fc_write_set_rollback(int nestlevel)
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 		fc_rollback_write(w);
 		if (fc_installed)
-			fc_install_slot(w->tbl, w->slotno, phase);
+		{
+			fc_install_slot(w->tbl, w->slotno, fc_install_phase);
+			if (phase != fc_install_phase)
+				fc_install_slot(w->tbl, w->slotno, phase);
+		}
 		LWLockRelease(lock);
 	}
 }
@@ -221,12 +230,14 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(true);
 			fc_commit_at_end();
+			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
 			fc_commit_at_abort();
 			fc_write_set_rollback(0);
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(false);
+			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			if (fc_nwrites > 0 || fc_pending_changes_exist())

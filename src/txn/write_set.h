@@ -37,7 +37,7 @@ extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 extern int	fc_write_set_size(void);
 extern FcWrite *fc_write_set_get(int i);
 extern bool fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase);
-extern void fc_write_set_installed(void);
+extern void fc_write_set_installed(uint64 phase);
 extern void fc_count_live_rows(void);
 
 /* commit.c: logging and durability of a committing transaction */

@@ -1,0 +1,444 @@
+/*-------------------------------------------------------------------------
+ *
+ * ckpt_load.c
+ *	  Startup: load the installed checkpoint into the arena, in parallel.
+ *
+ * The recovery leader reads the control file and the newest checkpoint's
+ * manifest, creates its tables at their full size, then starts loader
+ * workers (pg_fastckpt.recovery_workers in all, itself included) that
+ * claim chunks one at a time and read them straight into the slots.  Every
+ * block's CRC is checked, and each chunk against the manifest.  If the
+ * newest checkpoint turns out damaged, everything loaded is thrown away
+ * and the one before it is used (the log is kept from its start); if no
+ * checkpoint is usable, recovery stops and the tables stay closed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/crc32c.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "postmaster/bgworker.h"
+#include "tcop/tcopprot.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "ckpt/checkpoint.h"
+#include "log/log.h"
+#include "store/table_store.h"
+
+PGDLLEXPORT void fc_ckpt_loader_main(Datum arg);
+
+#define FC_LOAD_READ_SIZE		(4 * 1024 * 1024)
+
+/* What the leader shares with its loaders. */
+typedef struct FcLoadShared
+{
+	slock_t		mutex;
+	fc_ckpt_ref ref;			/* the checkpoint being loaded */
+	pg_atomic_uint64 next_chunk;	/* next chunk to claim, manifest order */
+	pg_atomic_uint64 bytes;
+	pg_atomic_uint64 rows;
+	pg_atomic_uint32 failed;
+	pg_atomic_uint32 finished;	/* loaders that ran to the end */
+	char		error[256];
+} FcLoadShared;
+
+static FcLoadShared *fc_load = NULL;
+
+Size
+fc_ckpt_load_shmem_size(void)
+{
+	return MAXALIGN(sizeof(FcLoadShared));
+}
+
+void
+fc_ckpt_load_shmem_init(void)
+{
+	bool		found;
+
+	fc_load = ShmemInitStruct("pg_fastckpt checkpoint loading", sizeof(FcLoadShared), &found);
+	if (!found)
+	{
+		memset(fc_load, 0, sizeof(FcLoadShared));
+		SpinLockInit(&fc_load->mutex);
+		pg_atomic_init_u64(&fc_load->next_chunk, 0);
+		pg_atomic_init_u64(&fc_load->bytes, 0);
+		pg_atomic_init_u64(&fc_load->rows, 0);
+		pg_atomic_init_u32(&fc_load->failed, 0);
+		pg_atomic_init_u32(&fc_load->finished, 0);
+	}
+}
+
+static void
+fc_load_fail(const char *msg)
+{
+	SpinLockAcquire(&fc_load->mutex);
+	if (pg_atomic_read_u32(&fc_load->failed) == 0)
+		strlcpy(fc_load->error, msg, sizeof(fc_load->error));
+	SpinLockRelease(&fc_load->mutex);
+	pg_atomic_write_u32(&fc_load->failed, 1);
+}
+
+/* The n-th chunk of the manifest, in table order; false past the end. */
+static bool
+fc_load_find_chunk(const char *manifest, uint64 n, const fc_ckpt_table **tab,
+				   const fc_ckpt_chunk **chunk)
+{
+	const fc_ckpt_manifest *m = (const fc_ckpt_manifest *) manifest;
+	const fc_ckpt_table *t = fc_ckpt_first_table(manifest);
+
+	for (uint32 i = 0; i < m->ntables; i++, t = fc_ckpt_next_table(t))
+	{
+		if (n < t->nchunks)
+		{
+			*tab = t;
+			*chunk = &fc_ckpt_table_chunks(t)[n];
+			return true;
+		}
+		n -= t->nchunks;
+	}
+	return false;
+}
+
+/* Put the rows of one validated block into their slots. */
+static const char *
+fc_load_block_rows(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno,
+				   const char *block, uint64 *rows)
+{
+	fc_ckpt_row_iter it;
+	const fc_ckpt_row *row;
+	const char *image;
+
+	fc_ckpt_rows_begin(&it, block);
+	while (fc_ckpt_rows_next(&it, &row, &image))
+	{
+		uint64		slotno = (uint64) chunkno * FC_CKPT_CHUNK_SLOTS + row->slot;
+		char	   *sp;
+		FcSlotHeader *hdr;
+
+		if (slotno >= tab->nslots || row->len > tbl->layout.image_capacity)
+			return "row outside the table's slots or image size";
+		sp = fc_slot_ptr(tbl, slotno);
+		hdr = (FcSlotHeader *) sp;
+		fc_slot_set_new_row(tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
+		ItemPointerSetInvalid(&hdr->next_tid);
+		hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
+		hdr->link = 0;
+		(*rows)++;
+	}
+	return NULL;
+}
+
+/* Load one chunk file; NULL on success, else what is wrong. */
+static const char *
+fc_load_chunk(const fc_ckpt_table *tab, const fc_ckpt_chunk *chunk, char *buf,
+			  char *errbuf, size_t errlen)
+{
+	char	   *path = fc_ckpt_chunk_path(fc_load->ref.seq, tab, chunk->chunkno);
+	RelFileNode rnode;
+	FcTable    *tbl;
+	int			fd;
+	uint64		have = 0;
+	uint64		pos = 0;
+	uint64		total = 0;
+	uint64		rows = 0;
+	uint32		blockno = 0;
+	uint32		chain = FC_CRC32C_INIT;
+	bool		eof = false;
+	const char *problem = NULL;
+
+	rnode.dbNode = tab->dbid;
+	rnode.spcNode = tab->spcid;
+	rnode.relNode = tab->relnode;
+	tbl = fc_table_lookup(&rnode);
+	if (tbl == NULL)
+		return "table not created";
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		snprintf(errbuf, errlen, "could not open \"%s\": %m", path);
+		return errbuf;
+	}
+	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	while (problem == NULL)
+	{
+		const fc_ckpt_block *b;
+
+		/* keep at least one whole block in the buffer */
+		if (!eof && have - pos < FC_CKPT_BLOCK_SIZE)
+		{
+			memmove(buf, buf + pos, have - pos);
+			have -= pos;
+			pos = 0;
+			while (!eof && have < FC_LOAD_READ_SIZE)
+			{
+				ssize_t		got;
+
+				pgstat_report_wait_start(PG_WAIT_EXTENSION);
+				got = read(fd, buf + have, FC_LOAD_READ_SIZE - have);
+				pgstat_report_wait_end();
+				if (got < 0)
+				{
+					snprintf(errbuf, errlen, "could not read \"%s\": %m", path);
+					problem = errbuf;
+					break;
+				}
+				if (got == 0)
+					eof = true;
+				have += got;
+				total += got;
+			}
+			if (problem != NULL)
+				break;
+		}
+		if (pos == have)
+			break;
+		problem = fc_ckpt_block_check(buf + pos, have - pos, chunk->chunkno, blockno);
+		if (problem != NULL)
+			break;
+		b = (const fc_ckpt_block *) (buf + pos);
+		chain = fc_crc32c_update(chain, &b->crc, sizeof(b->crc));
+		problem = fc_load_block_rows(tbl, tab, chunk->chunkno, buf + pos, &rows);
+		pos += b->size;
+		blockno++;
+	}
+	CloseTransientFile(fd);
+	if (problem == NULL &&
+		(total != chunk->bytes || rows != chunk->rows ||
+		 fc_crc32c_final(chain) != chunk->crc))
+		problem = "chunk does not match the manifest (size, rows or CRC)";
+	if (problem != NULL && problem != errbuf)
+	{
+		snprintf(errbuf, errlen, "chunk \"%s\": %s", path, problem);
+		problem = errbuf;
+	}
+	pg_atomic_fetch_add_u64(&fc_load->bytes, total);
+	pg_atomic_fetch_add_u64(&fc_load->rows, rows);
+	pfree(path);
+	return problem;
+}
+
+/* Claim and load chunks until none is left or one fails. */
+static void
+fc_load_chunks(void)
+{
+	const char *problem;
+	char	   *manifest = fc_ckpt_read_manifest(&fc_load->ref, &problem);
+	char	   *buf;
+	char		errbuf[256];
+
+	if (manifest == NULL)
+	{
+		fc_load_fail(problem);
+		return;
+	}
+	buf = palloc(FC_LOAD_READ_SIZE);
+	while (pg_atomic_read_u32(&fc_load->failed) == 0)
+	{
+		uint64		n = pg_atomic_fetch_add_u64(&fc_load->next_chunk, 1);
+		const fc_ckpt_table *tab;
+		const fc_ckpt_chunk *chunk;
+
+		if (!fc_load_find_chunk(manifest, n, &tab, &chunk))
+			break;
+		problem = fc_load_chunk(tab, chunk, buf, errbuf, sizeof(errbuf));
+		if (problem != NULL)
+			fc_load_fail(problem);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(buf);
+	pfree(manifest);
+}
+
+void
+fc_ckpt_loader_main(Datum arg)
+{
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	fc_load_chunks();
+	pg_atomic_fetch_add_u32(&fc_load->finished, 1);
+	proc_exit(0);
+}
+
+static BackgroundWorkerHandle *
+fc_start_loader(int n)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fc_ckpt_loader_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt checkpoint loader %d", n);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt checkpoint loader");
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		return NULL;
+	return handle;
+}
+
+/*
+ * Load the checkpoint ref names, with every loader we can get.  False (and
+ * the tables dropped again) if it is damaged.
+ */
+static bool
+fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
+			char *error, size_t errlen)
+{
+	const fc_ckpt_manifest *m = (const fc_ckpt_manifest *) manifest;
+	const fc_ckpt_table *t = fc_ckpt_first_table(manifest);
+	BackgroundWorkerHandle **handles;
+	int			started = 0;
+	int			wanted = Max(fc_recovery_workers, 1) - 1;
+
+	/* every table at its full size, so loaders never allocate */
+	for (uint32 i = 0; i < m->ntables; i++, t = fc_ckpt_next_table(t))
+	{
+		RelFileNode rnode;
+		FcTable    *tbl;
+
+		rnode.dbNode = t->dbid;
+		rnode.spcNode = t->spcid;
+		rnode.relNode = t->relnode;
+		tbl = fc_table_create(&rnode, t->relid, t->image_capacity);
+		tbl->create_csn = t->create_csn;
+		tbl->ckpt_bytes = t->bytes;
+		if (t->nslots > 0)
+			fc_slot_claim(tbl, t->nslots - 1, t->relid);
+	}
+
+	fc_load->ref = *ref;
+	pg_atomic_write_u64(&fc_load->next_chunk, 0);
+	pg_atomic_write_u64(&fc_load->bytes, 0);
+	pg_atomic_write_u64(&fc_load->rows, 0);
+	pg_atomic_write_u32(&fc_load->failed, 0);
+	pg_atomic_write_u32(&fc_load->finished, 0);
+
+	handles = palloc0(sizeof(BackgroundWorkerHandle *) * Max(wanted, 1));
+	for (int i = 0; i < wanted; i++)
+		if ((handles[started] = fc_start_loader(i + 1)) != NULL)
+			started++;
+	if (started < wanted)
+		ereport(LOG,
+				(errmsg("pg_fastckpt: loading the checkpoint with %d workers instead of %d: no free background worker slot",
+						started + 1, wanted + 1),
+				 errhint("Raise max_worker_processes.")));
+
+	fc_load_chunks();
+	for (int i = 0; i < started; i++)
+	{
+		pid_t		pid;
+
+		/* a loader that never started loads nothing; we did its share */
+		if (WaitForBackgroundWorkerStartup(handles[i], &pid) == BGWH_STARTED)
+			(void) WaitForBackgroundWorkerShutdown(handles[i]);
+		else
+			pg_atomic_fetch_add_u32(&fc_load->finished, 1);
+	}
+	if (pg_atomic_read_u32(&fc_load->finished) != (uint32) started)
+		fc_load_fail("a loader worker exited before it finished");
+	res->workers = started + 1;
+	res->bytes = pg_atomic_read_u64(&fc_load->bytes);
+	res->rows = pg_atomic_read_u64(&fc_load->rows);
+	pfree(handles);
+
+	if (pg_atomic_read_u32(&fc_load->failed) != 0)
+	{
+		SpinLockAcquire(&fc_load->mutex);
+		strlcpy(error, fc_load->error, errlen);
+		SpinLockRelease(&fc_load->mutex);
+		fc_table_drop_all();
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Load the newest usable checkpoint.  True with res->found = false when
+ * there is none and the log starts at its very beginning (replay it all);
+ * false, with the reason in error, when the data cannot be recovered.
+ */
+bool
+fc_ckpt_load(FcCkptLoadResult *res, char *error, size_t errlen)
+{
+	fc_ckpt_control ctl;
+	uint64		log_first;
+	TimestampTz start = GetCurrentTimestamp();
+	StringInfoData why;
+
+	memset(res, 0, sizeof(*res));
+	fc_ckpt_ensure_dirs();
+	fc_log_dir_ensure();
+	log_first = fc_log_first_lsn();
+	if (!fc_ckpt_read_control(&ctl))
+	{
+		if (log_first == 0)
+			return true;
+		snprintf(error, errlen,
+				 "the log starts at position %llu, but no checkpoint control file exists to hold what came before",
+				 (unsigned long long) log_first);
+		return false;
+	}
+
+	initStringInfo(&why);
+	for (uint32 i = 0; i < ctl.nrefs; i++)
+	{
+		const fc_ckpt_ref *ref = &ctl.refs[i];
+		const char *problem;
+		char	   *manifest = fc_ckpt_read_manifest(ref, &problem);
+		char		loaderr[256];
+
+		if (manifest == NULL)
+			snprintf(loaderr, sizeof(loaderr), "%s", problem);
+		else if (log_first > ref->start_lsn)
+			snprintf(loaderr, sizeof(loaderr),
+					 "the log it needs from position %llu has been removed",
+					 (unsigned long long) ref->start_lsn);
+		else
+		{
+			ereport(LOG,
+					(errmsg("pg_fastckpt: loading checkpoint %llu (CSN %llu, %llu bytes in %llu chunks)",
+							(unsigned long long) ref->seq, (unsigned long long) ref->csn,
+							(unsigned long long) ((const fc_ckpt_manifest *) manifest)->bytes,
+							(unsigned long long) ((const fc_ckpt_manifest *) manifest)->nchunks)));
+			if (fc_load_one(ref, manifest, res, loaderr, sizeof(loaderr)))
+			{
+				res->found = true;
+				res->fell_back = (i > 0);
+				res->seq = ref->seq;
+				res->csn = ref->csn;
+				res->start_lsn = ref->start_lsn;
+				res->seconds = (double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
+				pfree(manifest);
+				pfree(why.data);
+				return true;
+			}
+		}
+		if (manifest != NULL)
+			pfree(manifest);
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("pg_fastckpt: checkpoint %llu cannot be used: %s",
+						(unsigned long long) ref->seq, loaderr),
+				 errdetail(i + 1 < ctl.nrefs ? "Trying the checkpoint before it, with a longer replay of the log." :
+						   "No other checkpoint is kept.")));
+		appendStringInfo(&why, "%scheckpoint %llu: %s", i > 0 ? "; " : "",
+						 (unsigned long long) ref->seq, loaderr);
+	}
+	snprintf(error, errlen, "no usable checkpoint (%s)", why.data);
+	pfree(why.data);
+	return false;
+}

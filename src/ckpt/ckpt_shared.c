@@ -1,0 +1,331 @@
+/*-------------------------------------------------------------------------
+ *
+ * ckpt_shared.c
+ *	  Checkpoint state in shared memory: the phase swap, the transactions
+ *	  still in doubt at a swap, requests from SQL, and the figures.
+ *
+ * A transaction takes its CSN and installs its rows into the current
+ * shadow images under the install latch held shared, at PRE_COMMIT.  It
+ * may still fail after that (then it puts the committed images back), and
+ * if it also wrote WAL its commit record comes later.  So a checkpoint at
+ * S first waits until every transaction with a CSN below S has finished,
+ * one way or the other: only then are the previous images exactly the
+ * effects of CSN < S.  Each backend publishes its CSN from PRE_COMMIT to
+ * the end of its transaction for that wait.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/twophase.h"
+#include "catalog/pg_authid.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/acl.h"
+#include "utils/wait_event.h"
+
+#include "ckpt/checkpoint.h"
+#include "log/log.h"
+#include "store/slot.h"
+#include "txn/write_set.h"
+
+typedef struct FcCkptShared
+{
+	slock_t		mutex;			/* protects everything but in_doubt */
+	uint64		requested;		/* requests made so far */
+	uint64		answered;		/* requests a finished checkpoint answered */
+	bool		answer_ok;		/* how the last one ended */
+	ConditionVariable answered_cv;
+	Latch	   *writer_latch;
+	/* a swap whose checkpoint is not installed yet: retried, never redone */
+	bool		swap_pending;
+	uint64		swap_csn;
+	uint64		swap_lsn;
+	uint64		swap_phase;
+	FcCkptStats stats;
+	int			nprocs;
+	pg_atomic_uint64 in_doubt[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
+} FcCkptShared;
+
+static FcCkptShared *fc_ckpt = NULL;
+static bool fc_published = false;
+
+static int
+fc_ckpt_nprocs(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+Size
+fc_ckpt_shmem_size(void)
+{
+	return add_size(offsetof(FcCkptShared, in_doubt),
+					mul_size(sizeof(pg_atomic_uint64), fc_ckpt_nprocs()));
+}
+
+void
+fc_ckpt_shmem_init(void)
+{
+	bool		found;
+
+	fc_ckpt = ShmemInitStruct("pg_fastckpt checkpointer", fc_ckpt_shmem_size(), &found);
+	if (!found)
+	{
+		memset(fc_ckpt, 0, offsetof(FcCkptShared, in_doubt));
+		SpinLockInit(&fc_ckpt->mutex);
+		ConditionVariableInit(&fc_ckpt->answered_cv);
+		fc_ckpt->nprocs = fc_ckpt_nprocs();
+		for (int i = 0; i < fc_ckpt->nprocs; i++)
+			pg_atomic_init_u64(&fc_ckpt->in_doubt[i], 0);
+	}
+}
+
+/* Commit: this transaction holds CSN csn until fc_ckpt_clear_csn. */
+void
+fc_ckpt_publish_csn(uint64 csn)
+{
+	Assert(MyProc != NULL && MyProc->pgprocno < fc_ckpt->nprocs);
+	pg_atomic_write_u64(&fc_ckpt->in_doubt[MyProc->pgprocno], csn);
+	fc_published = true;
+}
+
+/* End of transaction, after everything that could undo it. */
+void
+fc_ckpt_clear_csn(void)
+{
+	if (!fc_published)
+		return;
+	pg_atomic_write_u64(&fc_ckpt->in_doubt[MyProc->pgprocno], 0);
+	fc_published = false;
+}
+
+/*
+ * The phase swap, at a point of consistency: with the install latch held
+ * exclusively no commit is between taking its CSN and installing its rows.
+ * Records the checkpoint's CSN S and where its replay starts: every record
+ * with a CSN below S is before that position, every later one after.
+ *
+ * If the previous attempt swapped but did not install its checkpoint, its
+ * swap is reused: the writer has taken (and tagged) some previous images
+ * already, and only a retry of the same pass finds them again.  Returns
+ * true for such a retry.
+ */
+bool
+fc_ckpt_swap(uint64 *csn, uint64 *start_lsn, uint64 *phase)
+{
+	bool		retry;
+
+	SpinLockAcquire(&fc_ckpt->mutex);
+	retry = fc_ckpt->swap_pending;
+	*csn = fc_ckpt->swap_csn;
+	*start_lsn = fc_ckpt->swap_lsn;
+	*phase = fc_ckpt->swap_phase;
+	SpinLockRelease(&fc_ckpt->mutex);
+	if (retry)
+		return true;
+
+	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_EXCLUSIVE);
+	*csn = fc_log_peek_next_csn();
+	*start_lsn = fc_log_insert_lsn();
+	*phase = fc_pp_flip(fc_pp_phase_ptr());
+	fc_ckpt_pause_point(FC_PAUSE_SWAP);
+	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+
+	SpinLockAcquire(&fc_ckpt->mutex);
+	fc_ckpt->swap_pending = true;
+	fc_ckpt->swap_csn = *csn;
+	fc_ckpt->swap_lsn = *start_lsn;
+	fc_ckpt->swap_phase = *phase;
+	SpinLockRelease(&fc_ckpt->mutex);
+	return false;
+}
+
+/* The checkpoint of the pending swap is installed. */
+void
+fc_ckpt_swap_done(void)
+{
+	SpinLockAcquire(&fc_ckpt->mutex);
+	fc_ckpt->swap_pending = false;
+	SpinLockRelease(&fc_ckpt->mutex);
+}
+
+/* Wait until no transaction with a CSN below csn is still in doubt. */
+void
+fc_ckpt_wait_in_doubt(uint64 csn)
+{
+	for (int i = 0; i < fc_ckpt->nprocs; i++)
+	{
+		for (;;)
+		{
+			uint64		held = pg_atomic_read_u64(&fc_ckpt->in_doubt[i]);
+
+			if (held == 0 || held >= csn)
+				break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+	}
+}
+
+/* Writer: the requests this checkpoint answers (all made so far). */
+uint64
+fc_ckpt_take_requests(void)
+{
+	uint64		upto;
+
+	SpinLockAcquire(&fc_ckpt->mutex);
+	upto = fc_ckpt->requested;
+	fc_ckpt->writer_latch = MyLatch;
+	SpinLockRelease(&fc_ckpt->mutex);
+	return upto;
+}
+
+/* Writer: requests made after the ones it has handled. */
+uint64
+fc_ckpt_pending_requests(uint64 handled)
+{
+	uint64		requested;
+
+	SpinLockAcquire(&fc_ckpt->mutex);
+	requested = fc_ckpt->requested;
+	fc_ckpt->writer_latch = MyLatch;
+	SpinLockRelease(&fc_ckpt->mutex);
+	return requested - handled;
+}
+
+void
+fc_ckpt_finish_requests(uint64 upto, bool ok)
+{
+	SpinLockAcquire(&fc_ckpt->mutex);
+	if (upto > fc_ckpt->answered)
+		fc_ckpt->answered = upto;
+	fc_ckpt->answer_ok = ok;
+	SpinLockRelease(&fc_ckpt->mutex);
+	ConditionVariableBroadcast(&fc_ckpt->answered_cv);
+}
+
+void
+fc_ckpt_set_writer_latch(void)
+{
+	SpinLockAcquire(&fc_ckpt->mutex);
+	fc_ckpt->writer_latch = MyLatch;
+	SpinLockRelease(&fc_ckpt->mutex);
+}
+
+void
+fc_ckpt_stats_get(FcCkptStats *stats)
+{
+	SpinLockAcquire(&fc_ckpt->mutex);
+	*stats = fc_ckpt->stats;
+	SpinLockRelease(&fc_ckpt->mutex);
+}
+
+/* Writer: change the figures (fn runs under a spinlock: no calls out). */
+void
+fc_ckpt_stats_update(void (*fn) (FcCkptStats *stats, void *arg), void *arg)
+{
+	SpinLockAcquire(&fc_ckpt->mutex);
+	fn(&fc_ckpt->stats, arg);
+	SpinLockRelease(&fc_ckpt->mutex);
+}
+
+static void
+fc_count_pause(FcCkptStats *stats, void *arg)
+{
+	stats->pause_hits[*(FcCkptPausePoint *) arg]++;
+}
+
+/*
+ * Testing only: stop here for pg_fastckpt.test_checkpoint_pause_ms, so a
+ * crash test can kill the server at this very point.  The LOG line and
+ * the counter prove the point was reached.
+ */
+void
+fc_ckpt_pause_point(FcCkptPausePoint point)
+{
+	static const char *const names[] = {"none", "swap", "chunk", "install", "truncate"};
+
+	if (fc_test_checkpoint_pause != point || fc_test_checkpoint_pause_ms <= 0)
+		return;
+	fc_ckpt_stats_update(fc_count_pause, &point);
+	ereport(LOG,
+			(errmsg("pg_fastckpt: test pause at checkpoint point \"%s\" for %d ms",
+					names[point], fc_test_checkpoint_pause_ms)));
+	pg_usleep((long) fc_test_checkpoint_pause_ms * 1000L);
+}
+
+/* ---- SQL: fastckpt_checkpoint(wait boolean) ---- */
+
+PG_FUNCTION_INFO_V1(fastckpt_checkpoint);
+
+Datum
+fastckpt_checkpoint(PG_FUNCTION_ARGS)
+{
+	bool		wait = PG_ARGISNULL(0) ? true : PG_GETARG_BOOL(0);
+	uint64		mine;
+	Latch	   *latch;
+	bool		ok;
+	char		error[256];
+
+	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_CHECKPOINT))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to request a fastckpt checkpoint"),
+				 errdetail("Only superusers and roles with privileges of the \"pg_checkpoint\" role may."),
+				 errhint("GRANT pg_checkpoint TO the role.")));
+
+	SpinLockAcquire(&fc_ckpt->mutex);
+	mine = ++fc_ckpt->requested;
+	latch = fc_ckpt->writer_latch;
+	SpinLockRelease(&fc_ckpt->mutex);
+	if (latch == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the fastckpt checkpointer is not running"),
+				 errhint("It starts when startup recovery has finished; see the server log.")));
+	SetLatch(latch);
+	if (!wait)
+		PG_RETURN_VOID();
+
+	ConditionVariablePrepareToSleep(&fc_ckpt->answered_cv);
+	for (;;)
+	{
+		SpinLockAcquire(&fc_ckpt->mutex);
+		if (fc_ckpt->answered >= mine)
+		{
+			ok = fc_ckpt->answer_ok;
+			strlcpy(error, fc_ckpt->stats.last_error, sizeof(error));
+			SpinLockRelease(&fc_ckpt->mutex);
+			break;
+		}
+		SpinLockRelease(&fc_ckpt->mutex);
+		ConditionVariableSleep(&fc_ckpt->answered_cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("fastckpt checkpoint failed: %s", error),
+				 errdetail("The previous checkpoint and the log are kept; nothing is lost."),
+				 errhint("Check the server log and the free space of the data directory.")));
+	PG_RETURN_VOID();
+}
+
+/* Startup: the loaded checkpoint counts as the last one taken. */
+void
+fc_ckpt_note_loaded(const FcCkptLoadResult *load)
+{
+	SpinLockAcquire(&fc_ckpt->mutex);
+	fc_ckpt->stats.last_seq = load->seq;
+	fc_ckpt->stats.last_csn = load->csn;
+	fc_ckpt->stats.last_start_lsn = load->start_lsn;
+	SpinLockRelease(&fc_ckpt->mutex);
+}

@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * ckpt_format.h
+ *	  On-disk format of fastckpt checkpoints: chunk files of CRC-checked
+ *	  blocks, the manifest of one checkpoint, the control file.
+ *
+ * A checkpoint is a directory holding, per table, one chunk file per
+ * FC_CKPT_CHUNK_SLOTS slots (so recovery loads chunks in parallel and the
+ * writer can merge a chunk with the same chunk of the previous checkpoint)
+ * and a manifest listing the tables, their chunks and the chunks' CRCs.
+ * The control file names the installed checkpoint and the one before it.
+ *
+ * Pure C: no PostgreSQL headers, so fuzzers and benchmarks link the same
+ * code.  All integers are in the machine's byte order (the files never
+ * leave the data directory, like PostgreSQL's own).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_CKPT_FORMAT_H
+#define FC_CKPT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FC_CKPT_VERSION			1
+#define FC_CKPT_CHUNK_SLOTS		65536
+#define FC_CKPT_BLOCK_SIZE		(256 * 1024)	/* largest block */
+#define FC_CKPT_ALIGNED(x)		(((x) + 7u) & ~7u)
+
+#define FC_CKPT_BLOCK_MAGIC		0x4B424346u /* "FCBK" */
+#define FC_CKPT_MANIFEST_MAGIC	0x464D4346u /* "FCMF" */
+#define FC_CKPT_CONTROL_MAGIC	0x43434346u /* "FCCC" */
+
+/* A block of a chunk file: rows of slots in increasing slot order. */
+typedef struct fc_ckpt_block
+{
+	uint32_t	magic;
+	uint32_t	crc;			/* CRC-32C of bytes [8, size) */
+	uint32_t	size;			/* header and rows */
+	uint32_t	nrows;
+	uint32_t	chunkno;		/* which chunk of its table */
+	uint32_t	blockno;		/* position in the chunk file */
+	uint64_t	reserved;
+} fc_ckpt_block;
+
+/* A row in a block; its image (len bytes, padded to 8) follows. */
+typedef struct fc_ckpt_row
+{
+	uint32_t	slot;			/* slot number within the chunk */
+	uint32_t	len;
+} fc_ckpt_row;
+
+#define FC_CKPT_BLOCK_HEADER	((uint32_t) sizeof(fc_ckpt_block))
+#define FC_CKPT_ROW_SIZE(len)	((uint32_t) (sizeof(fc_ckpt_row) + FC_CKPT_ALIGNED(len)))
+
+/* One table in a checkpoint; its chunk entries follow in chunk order. */
+typedef struct fc_ckpt_table
+{
+	uint32_t	dbid;
+	uint32_t	spcid;
+	uint32_t	relnode;
+	uint32_t	relid;
+	uint32_t	image_capacity;
+	uint32_t	nchunks;
+	uint64_t	create_csn;		/* commit that created the storage */
+	uint64_t	nslots;			/* slots the table had */
+	uint64_t	rows;
+	uint64_t	bytes;			/* chunk file bytes */
+} fc_ckpt_table;
+
+typedef struct fc_ckpt_chunk
+{
+	uint32_t	chunkno;
+	uint32_t	crc;			/* CRC-32C over the CRCs of its blocks */
+	uint64_t	bytes;
+	uint64_t	rows;
+} fc_ckpt_chunk;
+
+/* The manifest file: this header, then each table followed by its chunks. */
+typedef struct fc_ckpt_manifest
+{
+	uint32_t	magic;
+	uint32_t	crc;			/* CRC-32C of bytes [8, total_len) */
+	uint32_t	version;
+	uint32_t	ntables;
+	uint64_t	total_len;
+	uint64_t	seq;			/* checkpoint number */
+	uint64_t	csn;			/* S: holds exactly the commits with CSN < S */
+	uint64_t	start_lsn;		/* replay the log from here */
+	uint64_t	nchunks;
+	uint64_t	rows;
+	uint64_t	bytes;
+	int64_t		finished_at;	/* Unix time, microseconds */
+} fc_ckpt_manifest;
+
+/* A checkpoint the control file names. */
+typedef struct fc_ckpt_ref
+{
+	uint64_t	seq;
+	uint64_t	csn;
+	uint64_t	start_lsn;
+	uint64_t	manifest_len;
+	uint32_t	manifest_crc;
+	uint32_t	reserved;
+} fc_ckpt_ref;
+
+#define FC_CKPT_KEEP			2	/* the installed one and the one before */
+
+/* The control file: the installed checkpoint first, then the older one. */
+typedef struct fc_ckpt_control
+{
+	uint32_t	magic;
+	uint32_t	crc;			/* CRC-32C of the rest of the struct */
+	uint32_t	version;
+	uint32_t	nrefs;
+	fc_ckpt_ref refs[FC_CKPT_KEEP];
+} fc_ckpt_control;
+
+/* blocks */
+extern void fc_ckpt_block_begin(char *buf, uint32_t chunkno, uint32_t blockno);
+extern int	fc_ckpt_block_add(char *buf, uint32_t slot, const void *image,
+							  uint32_t len);
+extern uint32_t fc_ckpt_block_seal(char *buf);
+extern const char *fc_ckpt_block_check(const char *buf, size_t avail,
+									   uint32_t chunkno, uint32_t blockno);
+
+/* Rows of a validated block, in order. */
+typedef struct fc_ckpt_row_iter
+{
+	const char *pos;
+	const char *end;
+	uint32_t	left;
+} fc_ckpt_row_iter;
+
+extern void fc_ckpt_rows_begin(fc_ckpt_row_iter *it, const char *block);
+extern int	fc_ckpt_rows_next(fc_ckpt_row_iter *it, const fc_ckpt_row **row,
+							  const char **image);
+
+/* manifest and control file */
+extern void fc_ckpt_manifest_seal(char *buf);
+extern const char *fc_ckpt_manifest_check(const char *buf, size_t len);
+extern void fc_ckpt_control_seal(fc_ckpt_control *ctl);
+extern const char *fc_ckpt_control_check(const fc_ckpt_control *ctl, size_t len);
+
+#endif							/* FC_CKPT_FORMAT_H */
