@@ -286,12 +286,9 @@ fastckpt_checkpoint(PG_FUNCTION_ARGS)
 	mine = ++fc_ckpt->requested;
 	latch = fc_ckpt->writer_latch;
 	SpinLockRelease(&fc_ckpt->mutex);
-	if (latch == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the fastckpt checkpointer is not running"),
-				 errhint("It starts when startup recovery has finished; see the server log.")));
-	SetLatch(latch);
+	/* not started yet (recovery): it takes pending requests when it starts */
+	if (latch != NULL)
+		SetLatch(latch);
 	if (!wait)
 		PG_RETURN_VOID();
 

@@ -70,6 +70,7 @@ char *
 fc_arena_alloc_page(FcPageKind kind, Oid relid)
 {
 	char	   *page = NULL;
+	bool		fresh = false;
 
 	SpinLockAcquire(&fc_arena->lock);
 	if (fc_arena->free_head != NULL)
@@ -79,7 +80,10 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 		fc_arena->nfree--;
 	}
 	else if (fc_arena->hwm < fc_arena->npages)
+	{
 		page = fc_arena->base + (fc_arena->hwm++) * (Size) FC_PAGE_SIZE;
+		fresh = true;
+	}
 	if (page != NULL)
 		fc_arena->kind_pages[kind]++;
 	SpinLockRelease(&fc_arena->lock);
@@ -99,7 +103,15 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 				 errhint("Raise pg_fastckpt.memory_limit and restart the server, "
 						 "or free memory with DELETE followed by VACUUM, TRUNCATE or DROP TABLE.")));
 	}
-	memset(page, 0, FC_PAGE_SIZE);
+
+	/*
+	 * A page never handed out since the segment was created is still as
+	 * the kernel gave it, zeroed and not even touched: leave the first
+	 * touch to whoever fills it (parallel loaders at startup, not the
+	 * leader that sizes the tables).
+	 */
+	if (!fresh)
+		memset(page, 0, FC_PAGE_SIZE);
 	return page;
 }
 

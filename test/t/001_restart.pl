@@ -84,8 +84,9 @@ sub check_after_restart
 		'0', "$how: rolled-back insert stayed out");
 	is($node->safe_psql('postgres', q{SELECT tables_open FROM fastckpt_stat_recovery}),
 		't', "$how: recovery finished and opened the tables");
-	ok($node->safe_psql('postgres', q{SELECT rows_applied FROM fastckpt_stat_recovery}) > 0,
-		"$how: recovery applied logged rows");
+	# a clean stop writes a checkpoint, a crash leaves rows in the log
+	ok($node->safe_psql('postgres', q{SELECT rows_applied + load_rows FROM fastckpt_stat_recovery}) > 0,
+		"$how: recovery restored rows from the checkpoint or the log");
 	return;
 }
 
