@@ -39,6 +39,7 @@
 PGDLLEXPORT void fc_ckpt_loader_main(Datum arg);
 
 #define FC_LOAD_READ_SIZE		(4 * 1024 * 1024)
+#define FC_MAX_LOADERS			64	/* pg_fastckpt.recovery_workers' maximum */
 
 /* What the leader shares with its loaders. */
 typedef struct FcLoadShared
@@ -49,8 +50,10 @@ typedef struct FcLoadShared
 	pg_atomic_uint64 bytes;
 	pg_atomic_uint64 rows;
 	pg_atomic_uint32 failed;
-	pg_atomic_uint32 finished;	/* loaders that ran to the end */
 	char		error[256];
+	/* by loader number: it started, it ran to the end */
+	bool		started[FC_MAX_LOADERS];
+	bool		finished[FC_MAX_LOADERS];
 } FcLoadShared;
 
 static FcLoadShared *fc_load = NULL;
@@ -75,7 +78,6 @@ fc_ckpt_load_shmem_init(void)
 		pg_atomic_init_u64(&fc_load->bytes, 0);
 		pg_atomic_init_u64(&fc_load->rows, 0);
 		pg_atomic_init_u32(&fc_load->failed, 0);
-		pg_atomic_init_u32(&fc_load->finished, 0);
 	}
 }
 
@@ -263,10 +265,13 @@ fc_load_chunks(void)
 void
 fc_ckpt_loader_main(Datum arg)
 {
+	int			n = DatumGetInt32(arg);
+
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	fc_load->started[n] = true;
 	fc_load_chunks();
-	pg_atomic_fetch_add_u32(&fc_load->finished, 1);
+	fc_load->finished[n] = true;
 	proc_exit(0);
 }
 
@@ -285,6 +290,7 @@ fc_start_loader(int n)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt checkpoint loader %d", n);
 	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt checkpoint loader");
 	worker.bgw_notify_pid = MyProcPid;
+	worker.bgw_main_arg = Int32GetDatum(n);
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 		return NULL;
 	return handle;
@@ -325,11 +331,13 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 	pg_atomic_write_u64(&fc_load->bytes, 0);
 	pg_atomic_write_u64(&fc_load->rows, 0);
 	pg_atomic_write_u32(&fc_load->failed, 0);
-	pg_atomic_write_u32(&fc_load->finished, 0);
+	memset(fc_load->started, 0, sizeof(fc_load->started));
+	memset(fc_load->finished, 0, sizeof(fc_load->finished));
+	pg_memory_barrier();
 
 	handles = palloc0(sizeof(BackgroundWorkerHandle *) * Max(wanted, 1));
-	for (int i = 0; i < wanted; i++)
-		if ((handles[started] = fc_start_loader(i + 1)) != NULL)
+	for (int i = 0; i < wanted && started < FC_MAX_LOADERS; i++)
+		if ((handles[started] = fc_start_loader(started)) != NULL)
 			started++;
 	if (started < wanted)
 		ereport(LOG,
@@ -340,16 +348,15 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 	fc_load_chunks();
 	for (int i = 0; i < started; i++)
 	{
-		pid_t		pid;
-
-		/* a loader that never started loads nothing; we did its share */
-		if (WaitForBackgroundWorkerStartup(handles[i], &pid) == BGWH_STARTED)
-			(void) WaitForBackgroundWorkerShutdown(handles[i]);
-		else
-			pg_atomic_fetch_add_u32(&fc_load->finished, 1);
+		/*
+		 * A loader that never ran loads nothing (we did its share); one
+		 * that ran but did not finish may have left a chunk half loaded.
+		 */
+		(void) WaitForBackgroundWorkerShutdown(handles[i]);
+		pg_memory_barrier();
+		if (fc_load->started[i] && !fc_load->finished[i])
+			fc_load_fail("a loader worker exited before it finished");
 	}
-	if (pg_atomic_read_u32(&fc_load->finished) != (uint32) started)
-		fc_load_fail("a loader worker exited before it finished");
 	res->workers = started + 1;
 	res->bytes = pg_atomic_read_u64(&fc_load->bytes);
 	res->rows = pg_atomic_read_u64(&fc_load->rows);
@@ -422,6 +429,20 @@ fc_ckpt_load(FcCkptLoadResult *res, char *error, size_t errlen)
 				res->csn = ref->csn;
 				res->start_lsn = ref->start_lsn;
 				res->seconds = (double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
+				if (i > 0)
+				{
+					fc_ckpt_control fixed;
+
+					/*
+					 * The next checkpoint merges with this one, not with
+					 * the damaged newer one: name only this one.  The
+					 * damaged files go with the next checkpoint.
+					 */
+					memset(&fixed, 0, sizeof(fixed));
+					fixed.refs[0] = *ref;
+					fixed.nrefs = 1;
+					fc_ckpt_write_control(&fixed);
+				}
 				pfree(manifest);
 				pfree(why.data);
 				return true;

@@ -40,6 +40,15 @@
 
 PGDLLEXPORT void fc_checkpointer_main(Datum arg);
 
+/* The loop's state: static, so that it survives the longjmp of an error. */
+static fc_ckpt_policy_state policy;
+static TimestampTz last_done;
+static TimestampTz last_sample;
+static TimestampTz retry_after = 0;
+static uint64 handled = 0;		/* requests answered */
+static uint64 answering = 0;	/* requests the running checkpoint answers */
+static uint64 last_commits;
+
 #define FC_CKPT_POLL_MS			100L
 #define FC_CKPT_RETRY_MS		1000L
 
@@ -103,13 +112,6 @@ fc_checkpointer_main(Datum arg)
 {
 	sigjmp_buf	local_sigjmp_buf;
 	MemoryContext run_cxt;
-	fc_ckpt_policy_state policy;
-	TimestampTz last_done;
-	TimestampTz last_sample;
-	TimestampTz retry_after = 0;
-	uint64		handled = 0;
-	uint64		answering = 0;
-	uint64		last_commits;
 	FcCkptStats st;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);

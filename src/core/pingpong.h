@@ -40,8 +40,9 @@
  * with one bit of the phase it consumed it in: if writing the checkpoint
  * fails, the same pass can be run again (same phase, same images) and
  * still finds what it took.  The next pass over this image runs two phases
- * later, with the other epoch bit, and reads the tag as CLEAN.  A commit
- * installing into the image overwrites the tag.
+ * later, with the other epoch bit, reads the tag as CLEAN and makes it so
+ * (the bit repeats every four phases).  A commit installing into the image
+ * overwrites the tag.
  */
 #define FC_PP_TAKEN			0x80
 #define FC_PP_EPOCH			0x40
@@ -167,9 +168,16 @@ fc_pp_take_previous(fc_pp_marks *marks, char *slot, const fc_pp_layout *layout,
 
 	if (state & FC_PP_TAKEN)
 	{
-		/* taken by an earlier pass: clean; by this one (a retry): again */
+		/*
+		 * Taken by an earlier pass: clean, and marked so, or the pass four
+		 * phases on would read the same epoch bit as a retry.  Taken by
+		 * this pass (a retry): take it again.
+		 */
 		if ((state & (FC_PP_TAKEN | FC_PP_EPOCH)) != tag)
+		{
+			__atomic_store_n(&marks->state[prev], FC_PP_CLEAN, __ATOMIC_RELAXED);
 			return FC_PP_CLEAN;
+		}
 		state &= FC_PP_STATE_MASK;
 	}
 	else if (state == FC_PP_CLEAN)

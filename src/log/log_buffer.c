@@ -24,6 +24,7 @@
 
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/interrupt.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -386,7 +387,12 @@ fc_log_writer_attach(void)
 	pg_memory_barrier();
 	ConditionVariablePrepareToSleep(&fc_log->ready_cv);
 	while (pg_atomic_read_u32(&fc_log->ready) == 0)
-		ConditionVariableSleep(&fc_log->ready_cv, PG_WAIT_EXTENSION);
+	{
+		/* recovery may never open the log (damaged checkpoints) */
+		if (ShutdownRequestPending)
+			proc_exit(0);
+		(void) ConditionVariableTimedSleep(&fc_log->ready_cv, 1000L, PG_WAIT_EXTENSION);
+	}
 	ConditionVariableCancelSleep();
 	pg_read_barrier();
 	return pg_atomic_read_u64(&fc_log->flushed_lsn);
