@@ -134,6 +134,30 @@ typedef struct FcCkptRun
 	uint64		dirty_rows;
 } FcCkptRun;
 
+/* The key of a table's chunk in the copy variant's memory. */
+static void
+fc_copy_key(FcCopyKey *key, const fc_ckpt_table *tab, uint32 chunkno)
+{
+	memset(key, 0, sizeof(*key));
+	key->dbid = tab->dbid;
+	key->spcid = tab->spcid;
+	key->relnode = tab->relnode;
+	key->chunkno = chunkno;
+	key->create_csn = tab->create_csn;
+}
+
+/* The last checkpoint's chunk in the copy variant's memory, or NULL. */
+static FcCopyEntry *
+fc_copy_find(const fc_ckpt_table *tab, uint32 chunkno)
+{
+	FcCopyKey	key;
+
+	if (fc_copy_chunks == NULL)
+		return NULL;
+	fc_copy_key(&key, tab, chunkno);
+	return hash_search(fc_copy_chunks, &key, HASH_FIND, NULL);
+}
+
 /* ---- the last checkpoint's chunk, streamed ---- */
 
 static void
@@ -203,30 +227,19 @@ static void
 fc_base_open(FcBaseReader *br, FcCkptRun *run, const fc_ckpt_table *base_tab,
 			 uint32 chunkno)
 {
+	FcCopyEntry *e;
+
 	memset(br, 0, sizeof(*br));
 	br->fd = -1;
 	br->chunkno = chunkno;
 	if (base_tab == NULL || chunkno >= base_tab->nchunks)
 		return;					/* nothing: a new table or new chunk */
-	if (fc_copy_chunks != NULL)
+	if ((e = fc_copy_find(base_tab, chunkno)) != NULL)
 	{
-		FcCopyKey	key;
-		FcCopyEntry *e;
-
-		memset(&key, 0, sizeof(key));
-		key.dbid = base_tab->dbid;
-		key.spcid = base_tab->spcid;
-		key.relnode = base_tab->relnode;
-		key.chunkno = chunkno;
-		key.create_csn = base_tab->create_csn;
-		e = hash_search(fc_copy_chunks, &key, HASH_FIND, NULL);
-		if (e != NULL)
-		{
-			br->mem = e->data;
-			br->mem_len = e->len;
-			fc_base_next(br);
-			return;
-		}
+		br->mem = e->data;
+		br->mem_len = e->len;
+		fc_base_next(br);
+		return;
 	}
 	br->path = fc_ckpt_chunk_path(run->ctl.refs[0].seq, base_tab, chunkno);
 	br->fd = OpenTransientFile(br->path, O_RDONLY | PG_BINARY);
@@ -355,12 +368,7 @@ fc_copy_remember(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
 	FcCopyKey	key;
 	FcCopyEntry *e;
 
-	memset(&key, 0, sizeof(key));
-	key.dbid = job->tab.dbid;
-	key.spcid = job->tab.spcid;
-	key.relnode = job->tab.relnode;
-	key.chunkno = chunkno;
-	key.create_csn = job->tab.create_csn;
+	fc_copy_key(&key, &job->tab, chunkno);
 	e = hash_search(run->copy_next, &key, HASH_ENTER, NULL);
 	e->data = (char *) data;
 	e->len = len;
@@ -468,27 +476,16 @@ fc_chunk_reuse(FcCkptRun *run, const FcCkptJob *job, const fc_ckpt_table *base_t
 
 	if (ok)
 	{
+		FcCopyEntry *e = run->copy_next ? fc_copy_find(base_tab, chunkno) : NULL;
+
 		*entry = *old;
 		run->bytes_reused += old->bytes;
-		if (run->copy_next != NULL && fc_copy_chunks != NULL)
+		if (e != NULL)
 		{
-			FcCopyKey	key;
-			FcCopyEntry *e;
+			char	   *data = MemoryContextAllocHuge(run->copy_next_cxt, Max(e->len, 1));
 
-			memset(&key, 0, sizeof(key));
-			key.dbid = base_tab->dbid;
-			key.spcid = base_tab->spcid;
-			key.relnode = base_tab->relnode;
-			key.chunkno = chunkno;
-			key.create_csn = base_tab->create_csn;
-			e = hash_search(fc_copy_chunks, &key, HASH_FIND, NULL);
-			if (e != NULL)
-			{
-				char	   *data = MemoryContextAllocHuge(run->copy_next_cxt, Max(e->len, 1));
-
-				memcpy(data, e->data, e->len);
-				fc_copy_remember(run, job, chunkno, data, e->len);
-			}
+			memcpy(data, e->data, e->len);
+			fc_copy_remember(run, job, chunkno, data, e->len);
 		}
 	}
 	pfree(from);
