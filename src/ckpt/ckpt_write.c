@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "common/file_perm.h"
