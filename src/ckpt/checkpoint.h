@@ -113,7 +113,7 @@ extern char *fc_ckpt_dir_path(uint64 seq);
 extern char *fc_ckpt_chunk_path(uint64 seq, const fc_ckpt_table *tab,
 								uint32 chunkno);
 extern char *fc_ckpt_manifest_path(uint64 seq);
-extern bool fc_ckpt_read_control(fc_ckpt_control *ctl);
+extern int	fc_ckpt_read_control(fc_ckpt_control *ctl, const char **problem);
 extern void fc_ckpt_write_control(fc_ckpt_control *ctl);
 extern char *fc_ckpt_read_manifest(const fc_ckpt_ref *ref, const char **error);
 extern void fc_ckpt_write_file(const char *path, const char *data, size_t len);

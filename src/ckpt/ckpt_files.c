@@ -145,27 +145,23 @@ fc_ckpt_write_file(const char *path, const char *data, size_t len)
 }
 
 /*
- * The control file, if there is one.  A damaged one is an error: without
- * it nobody can tell which checkpoint the log continues.
+ * The control file: 1 if read, 0 if there is none, -1 if it is damaged
+ * (*problem says how): then nobody can tell which checkpoint the log
+ * continues.
  */
-bool
-fc_ckpt_read_control(fc_ckpt_control *ctl)
+int
+fc_ckpt_read_control(fc_ckpt_control *ctl, const char **problem)
 {
 	size_t		len;
 	char	   *buf = fc_ckpt_read_whole(FC_CKPT_CONTROL, &len);
-	const char *problem;
 
 	if (buf == NULL)
-		return false;
-	problem = fc_ckpt_control_check((const fc_ckpt_control *) buf, len);
-	if (problem != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("pg_fastckpt checkpoint control file \"%s\" is damaged: %s",
-						FC_CKPT_CONTROL, problem)));
-	memcpy(ctl, buf, sizeof(*ctl));
+		return 0;
+	*problem = fc_ckpt_control_check((const fc_ckpt_control *) buf, len);
+	if (*problem == NULL)
+		memcpy(ctl, buf, sizeof(*ctl));
 	pfree(buf);
-	return true;
+	return *problem == NULL ? 1 : -1;
 }
 
 void

@@ -385,12 +385,20 @@ fc_ckpt_load(FcCkptLoadResult *res, char *error, size_t errlen)
 	uint64		log_first;
 	TimestampTz start = GetCurrentTimestamp();
 	StringInfoData why;
+	const char *problem;
+	int			found;
 
 	memset(res, 0, sizeof(*res));
 	fc_ckpt_ensure_dirs();
 	fc_log_dir_ensure();
 	log_first = fc_log_first_lsn();
-	if (!fc_ckpt_read_control(&ctl))
+	found = fc_ckpt_read_control(&ctl, &problem);
+	if (found < 0)
+	{
+		snprintf(error, errlen, "the checkpoint control file is damaged: %s", problem);
+		return false;
+	}
+	if (found == 0)
 	{
 		if (log_first == 0)
 			return true;
@@ -404,7 +412,6 @@ fc_ckpt_load(FcCkptLoadResult *res, char *error, size_t errlen)
 	for (uint32 i = 0; i < ctl.nrefs; i++)
 	{
 		const fc_ckpt_ref *ref = &ctl.refs[i];
-		const char *problem;
 		char	   *manifest = fc_ckpt_read_manifest(ref, &problem);
 		char		loaderr[256];
 

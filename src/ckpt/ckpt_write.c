@@ -702,7 +702,20 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	fc_ckpt_stats_update(fc_stats_begin, &run);
 
 	fc_ckpt_ensure_dirs();
-	have_ctl = fc_ckpt_read_control(&run.ctl);
+	switch (fc_ckpt_read_control(&run.ctl, &problem))
+	{
+		case 1:
+			have_ctl = true;
+			break;
+		case 0:
+			have_ctl = false;
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the fastckpt checkpoint control file is damaged: %s", problem),
+					 errdetail("No checkpoint can be installed; the log is kept in full.")));
+	}
 	fc_ckpt_remove_unnamed(have_ctl ? &run.ctl : NULL);
 	if (have_ctl && run.ctl.nrefs > 0)
 	{

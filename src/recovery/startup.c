@@ -7,12 +7,13 @@
  * Shared memory does not survive a restart.  The leader loads the newest
  * usable checkpoint with loader workers (ckpt/ckpt_load.c), replays the
  * logical log after it into the arena (replay.c), drops storages of
- * databases that are gone, and opens the log for new records.  Then one worker per
- * database reconciles the storages with the catalogs (a storage PostgreSQL
- * no longer has is discarded) and rebuilds every index of every fastckpt
- * table from the recovered rows -- the indexes are unlogged, so a crash
- * left them empty and a clean restart left them pointing at the previous
- * run's slots.  Only then does the access gate open.
+ * databases that are gone, and opens the log for new records.  Then one
+ * worker per database reconciles the storages with the catalogs (a
+ * storage PostgreSQL no longer has is discarded) and rebuilds every index
+ * of every fastckpt table from the recovered rows -- the indexes are
+ * unlogged, so a crash left them empty and a clean restart left them
+ * pointing at the previous run's slots.  Only then does the access gate
+ * open.
  *
  * The leader stays alive afterwards, doing nothing: a static worker that
  * exits is forgotten by the postmaster, and recovery must run again after

@@ -570,6 +570,18 @@ INSERT INTO small SELECT g, 't' || g FROM generate_series(11, 20) g;
 		'stopping with closed tables left the control file as it was');
 	ok(-d seq_dir($node, $seq_a) && -d seq_dir($node, $seq_b), 'and both checkpoints');
 
+	# a damaged control file: nobody can tell which checkpoint the log
+	# continues, so the tables stay closed too, saying so
+	rmtree($dir);
+	system('cp', '-a', $backup, $dir) == 0 or die "could not restore $dir: $?";
+	corrupt_file("$dir/control");
+	$node->start;
+	ok(!tables_opened($node), 'damaged control file: the tables stay closed');
+	($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM small');
+	like($err, qr/DETAIL:  the checkpoint control file is damaged: control file CRC mismatch/,
+		'with the reason in the error');
+	$node->stop('immediate');
+
 	rmtree($dir);
 	system('cp', '-a', $backup, $dir) == 0 or die "could not restore $dir: $?";
 	$offset = -s $node->logfile;
