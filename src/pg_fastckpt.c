@@ -110,6 +110,50 @@ fc_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+static void
+fc_worker_init(BackgroundWorker *worker, int flags, const char *function,
+			   const char *type, const char *name)
+{
+	memset(worker, 0, sizeof(*worker));
+	worker->bgw_flags = flags;
+	worker->bgw_start_time = BgWorkerStart_RecoveryFinished;
+	snprintf(worker->bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
+	snprintf(worker->bgw_function_name, BGW_MAXLEN, "%s", function);
+	snprintf(worker->bgw_type, BGW_MAXLEN, "%s", type);
+	snprintf(worker->bgw_name, BGW_MAXLEN, "%s", name);
+}
+
+/*
+ * A worker that runs for the server's life.  Restarted a second after it
+ * exits, and by the postmaster after every crash-restart cycle.
+ */
+void
+fc_register_static_worker(int flags, const char *function, const char *type)
+{
+	BackgroundWorker worker;
+
+	fc_worker_init(&worker, flags, function, type, type);
+	worker.bgw_restart_time = 1;
+	RegisterBackgroundWorker(&worker);
+}
+
+/* A one-off helper of the caller, which hears when it stops; NULL: no slot. */
+BackgroundWorkerHandle *
+fc_start_dynamic_worker(int flags, const char *function, const char *type,
+						const char *name, Datum arg)
+{
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+
+	fc_worker_init(&worker, flags, function, type, name);
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_main_arg = arg;
+	worker.bgw_notify_pid = MyProcPid;
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		return NULL;
+	return handle;
+}
+
 /* Settings of checkpoints (DESIGN.md section 7) and recovery from them. */
 static void
 fc_define_checkpoint_settings(void)

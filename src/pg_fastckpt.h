@@ -10,6 +10,8 @@
 
 #include "postgres.h"
 
+#include "postmaster/bgworker.h"
+
 #define FASTCKPT_AM_NAME	"fastckpt"
 
 /* settings (see _PG_init for their documentation) */
@@ -32,5 +34,14 @@ extern void fc_register_xact_callbacks(void);
 extern void fc_register_utility_hook(void);
 extern void fc_register_object_access_hook(void);
 extern void fc_register_startup_worker(void);
+
+/* background workers of this library */
+extern void fc_register_static_worker(int flags, const char *function,
+									  const char *type);
+extern BackgroundWorkerHandle *fc_start_dynamic_worker(int flags,
+													   const char *function,
+													   const char *type,
+													   const char *name,
+													   Datum arg);
 
 #endif							/* PG_FASTCKPT_H */

@@ -32,6 +32,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
 #include "store/table_store.h"
@@ -278,22 +279,12 @@ fc_ckpt_loader_main(Datum arg)
 static BackgroundWorkerHandle *
 fc_start_loader(int n)
 {
-	BackgroundWorker worker;
-	BackgroundWorkerHandle *handle;
+	char		name[BGW_MAXLEN];
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fc_ckpt_loader_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt checkpoint loader %d", n);
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt checkpoint loader");
-	worker.bgw_notify_pid = MyProcPid;
-	worker.bgw_main_arg = Int32GetDatum(n);
-	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
-		return NULL;
-	return handle;
+	snprintf(name, sizeof(name), "pg_fastckpt checkpoint loader %d", n);
+	return fc_start_dynamic_worker(BGWORKER_SHMEM_ACCESS, "fc_ckpt_loader_main",
+								   "pg_fastckpt checkpoint loader", name,
+								   Int32GetDatum(n));
 }
 
 /*

@@ -34,6 +34,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
 #include "recovery/gate.h"
@@ -55,17 +56,8 @@ static uint64 last_commits;
 void
 fc_register_checkpointer(void)
 {
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fc_checkpointer_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt checkpointer");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt checkpointer");
-	RegisterBackgroundWorker(&worker);
+	fc_register_static_worker(BGWORKER_SHMEM_ACCESS, "fc_checkpointer_main",
+							  "pg_fastckpt checkpointer");
 }
 
 static void

@@ -523,13 +523,15 @@ fc_table_write(FcCkptRun *run, FcCkptJob *job)
 	for (c = 0; c < nchunks && alive; c++)
 	{
 		uint64		lo = (uint64) c * FC_CKPT_CHUNK_SLOTS;
-		int			changes = fc_chunk_has_changes(run, job, lo,
-												   Min(lo + FC_CKPT_CHUNK_SLOTS, job->tab.nslots));
+		int			changes = 1;
 
+		/* only a chunk the last checkpoint has can be reused */
+		if (base_tab != NULL && c < base_tab->nchunks)
+			changes = fc_chunk_has_changes(run, job, lo,
+										   Min(lo + FC_CKPT_CHUNK_SLOTS, job->tab.nslots));
 		if (changes < 0)
 			alive = false;
-		else if (changes > 0 || base_tab == NULL || c >= base_tab->nchunks ||
-				 !fc_chunk_reuse(run, job, base_tab, c, &chunks[c]))
+		else if (changes > 0 || !fc_chunk_reuse(run, job, base_tab, c, &chunks[c]))
 			alive = fc_chunk_write(run, job, c, base_tab, &chunks[c]);
 		if (!run->paused_chunk)
 		{
@@ -673,9 +675,9 @@ fc_stats_success(FcCkptStats *st, void *arg)
 }
 
 static void
-fc_stats_begin(FcCkptStats *st, void *arg)
+fc_stats_in_progress(FcCkptStats *st, void *arg)
 {
-	st->in_progress = (arg != NULL);
+	st->in_progress = *(bool *) arg;
 }
 
 /*
@@ -695,11 +697,12 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	const char *problem;
 	bool		have_ctl;
 	bool		retry;
+	bool		in_progress = true;
 
 	memset(&run, 0, sizeof(run));
 	memset(&outcome, 0, sizeof(outcome));
 	outcome.started_at = GetCurrentTimestamp();
-	fc_ckpt_stats_update(fc_stats_begin, &run);
+	fc_ckpt_stats_update(fc_stats_in_progress, &in_progress);
 
 	fc_ckpt_ensure_dirs();
 	switch (fc_ckpt_read_control(&run.ctl, &problem))
@@ -826,7 +829,8 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	outcome.trigger = trigger;
 	outcome.finished_at = GetCurrentTimestamp();
 	fc_ckpt_stats_update(fc_stats_success, &outcome);
-	fc_ckpt_stats_update(fc_stats_begin, NULL);
+	in_progress = false;
+	fc_ckpt_stats_update(fc_stats_in_progress, &in_progress);
 	ereport(shutting_down ? LOG : DEBUG1,
 			(errmsg("pg_fastckpt: checkpoint %llu at CSN %llu written in %.3f s: %llu tables, %llu rows, %llu bytes written, %llu reused, %llu log segments removed",
 					(unsigned long long) run.seq, (unsigned long long) run.csn,

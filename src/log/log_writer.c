@@ -62,17 +62,8 @@ static TimestampTz fc_prep_retry_at = 0;
 void
 fc_register_log_writer(void)
 {
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fc_log_writer_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt log writer");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt log writer");
-	RegisterBackgroundWorker(&worker);
+	fc_register_static_worker(BGWORKER_SHMEM_ACCESS, "fc_log_writer_main",
+							  "pg_fastckpt log writer");
 }
 
 static void

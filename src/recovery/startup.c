@@ -67,17 +67,8 @@ PGDLLEXPORT void fc_recovery_db_main(Datum arg);
 void
 fc_register_startup_worker(void)
 {
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fc_recovery_leader_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt recovery leader");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt recovery leader");
-	RegisterBackgroundWorker(&worker);
+	fc_register_static_worker(BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION,
+							  "fc_recovery_leader_main", "pg_fastckpt recovery leader");
 }
 
 /* Databases that accept connections. */
@@ -115,22 +106,15 @@ fc_database_list(void)
 static bool
 fc_run_db_worker(Oid dboid)
 {
-	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	pid_t		pid;
+	char		name[BGW_MAXLEN];
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_fastckpt");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fc_recovery_db_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_fastckpt recovery worker for database %u", dboid);
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_fastckpt recovery worker");
-	worker.bgw_main_arg = ObjectIdGetDatum(dboid);
-	worker.bgw_notify_pid = MyProcPid;
-
-	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+	snprintf(name, sizeof(name), "pg_fastckpt recovery worker for database %u", dboid);
+	handle = fc_start_dynamic_worker(BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION,
+									 "fc_recovery_db_main", "pg_fastckpt recovery worker",
+									 name, ObjectIdGetDatum(dboid));
+	if (handle == NULL)
 		return false;
 	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
 		return false;
