@@ -29,6 +29,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "ckpt/checkpoint.h"
@@ -252,6 +253,8 @@ void
 fc_ckpt_pause_point(FcCkptPausePoint point)
 {
 	static const char *const names[] = {"none", "swap", "chunk", "install", "truncate"};
+	TimestampTz end;
+	TimestampTz now;
 
 	if (fc_test_checkpoint_pause != point || fc_test_checkpoint_pause_ms <= 0)
 		return;
@@ -259,7 +262,10 @@ fc_ckpt_pause_point(FcCkptPausePoint point)
 	ereport(LOG,
 			(errmsg("pg_fastckpt: test pause at checkpoint point \"%s\" for %d ms",
 					names[point], fc_test_checkpoint_pause_ms)));
-	pg_usleep((long) fc_test_checkpoint_pause_ms * 1000L);
+	/* a signal cuts pg_usleep short: sleep out the whole pause */
+	end = GetCurrentTimestamp() + (TimestampTz) fc_test_checkpoint_pause_ms * 1000;
+	while ((now = GetCurrentTimestamp()) < end)
+		pg_usleep((long) Min(end - now, 100000));
 }
 
 /* ---- SQL: fastckpt_checkpoint(wait boolean) ---- */
