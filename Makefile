@@ -40,6 +40,7 @@ OBJS = \
 	src/ckpt/ckpt_load.o \
 	src/recovery/gate.o \
 	src/recovery/replay.o \
+	src/recovery/replay_workers.o \
 	src/recovery/startup.o \
 	src/monitor/stats.o
 

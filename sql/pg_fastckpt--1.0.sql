@@ -83,6 +83,7 @@ CREATE FUNCTION fastckpt_stat_recovery_internal(
 	OUT records_applied bigint,
 	OUT records_skipped bigint,
 	OUT rows_applied bigint,
+	OUT replay_workers integer,
 	OUT replay_seconds double precision,
 	OUT index_rebuild_seconds double precision,
 	OUT total_seconds double precision,

@@ -199,7 +199,7 @@ fc_define_checkpoint_settings(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_fastckpt.recovery_workers",
-							"Processes that load checkpoint files in parallel at startup, the leader included.",
+							"Processes that load the checkpoint, replay the log and rebuild indexes in parallel at startup.",
 							"Fewer run (and the server log says so) when max_worker_processes has too few free slots.",
 							&fc_recovery_workers,
 							2, 1, 64,

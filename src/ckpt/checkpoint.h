@@ -53,7 +53,6 @@ extern int	fc_checkpoint_timeout_s;
 extern int	fc_max_log_size_mb;
 extern int	fc_checkpoint_method;
 extern int	fc_checkpoint_policy;
-extern int	fc_recovery_workers;
 extern double fc_adaptive_lower_bound_mb;
 extern double fc_adaptive_upper_bound_mb;
 extern double fc_adaptive_low_watermark;

@@ -172,8 +172,8 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcRecoveryStats stats;
-	Datum		values[23];
-	bool		nulls[23] = {0};
+	Datum		values[24];
+	bool		nulls[24] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -192,20 +192,21 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 	values[9] = Int64GetDatum(stats.records_applied);
 	values[10] = Int64GetDatum(stats.records_skipped);
 	values[11] = Int64GetDatum(stats.rows_applied);
-	values[12] = Float8GetDatum(stats.replay_seconds);
-	values[13] = Float8GetDatum(stats.index_rebuild_seconds);
-	values[14] = Float8GetDatum(stats.total_seconds);
-	values[15] = Int64GetDatum(stats.checkpoint_seq);
-	nulls[15] = (stats.checkpoint_seq == 0);
-	values[16] = Int64GetDatum(stats.checkpoint_csn);
+	values[12] = Int32GetDatum(stats.replay_workers);
+	values[13] = Float8GetDatum(stats.replay_seconds);
+	values[14] = Float8GetDatum(stats.index_rebuild_seconds);
+	values[15] = Float8GetDatum(stats.total_seconds);
+	values[16] = Int64GetDatum(stats.checkpoint_seq);
 	nulls[16] = (stats.checkpoint_seq == 0);
-	values[17] = BoolGetDatum(stats.checkpoint_fallback);
-	values[18] = Int32GetDatum(stats.load_workers);
-	values[19] = Int64GetDatum(stats.load_bytes);
-	values[20] = Int64GetDatum(stats.load_rows);
-	values[21] = Float8GetDatum(stats.load_seconds);
-	values[22] = CStringGetTextDatum(stats.error);
-	nulls[22] = (stats.error[0] == '\0');
+	values[17] = Int64GetDatum(stats.checkpoint_csn);
+	nulls[17] = (stats.checkpoint_seq == 0);
+	values[18] = BoolGetDatum(stats.checkpoint_fallback);
+	values[19] = Int32GetDatum(stats.load_workers);
+	values[20] = Int64GetDatum(stats.load_bytes);
+	values[21] = Int64GetDatum(stats.load_rows);
+	values[22] = Float8GetDatum(stats.load_seconds);
+	values[23] = CStringGetTextDatum(stats.error);
+	nulls[23] = (stats.error[0] == '\0');
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

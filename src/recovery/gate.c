@@ -161,7 +161,7 @@ fc_recovery_stats_add(int databases, int tables, int indexes, int workers)
 void
 fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
 							 int64 records_applied, int64 records_skipped,
-							 int64 rows_applied, double seconds)
+							 int64 rows_applied, int workers, double seconds)
 {
 	SpinLockAcquire(&fc_gate->stats_lock);
 	fc_gate->stats.log_bytes = log_bytes;
@@ -169,6 +169,7 @@ fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
 	fc_gate->stats.records_applied = records_applied;
 	fc_gate->stats.records_skipped = records_skipped;
 	fc_gate->stats.rows_applied = rows_applied;
+	fc_gate->stats.replay_workers = workers;
 	fc_gate->stats.replay_seconds = seconds;
 	SpinLockRelease(&fc_gate->stats_lock);
 }

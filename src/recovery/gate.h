@@ -25,6 +25,7 @@ typedef struct FcRecoveryStats
 	int64		records_applied;
 	int64		records_skipped;	/* aborted or never committed */
 	int64		rows_applied;
+	int			replay_workers; /* processes that applied the log's rows */
 	double		replay_seconds;
 	double		index_rebuild_seconds;
 	double		total_seconds;
@@ -48,7 +49,8 @@ extern void fc_recovery_stats_add(int databases, int tables, int indexes,
 extern void fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
 										 int64 records_applied,
 										 int64 records_skipped,
-										 int64 rows_applied, double seconds);
+										 int64 rows_applied, int workers,
+										 double seconds);
 extern void fc_recovery_stats_finish(double index_rebuild_seconds,
 									 double total_seconds);
 extern void fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback,

@@ -3,16 +3,21 @@
  * replay.c
  *	  Rebuild the store from the logical log at startup.
  *
- * Two passes over the log.  The first finds where it ends (the first
- * record that does not validate: the torn tail of a crash), the aborted
- * transactions (by CSN: PostgreSQL may reuse an xid after a crash, a CSN
- * is never reused) and the largest CSN.  The second applies, in log order,
- * DDL records (storages created, dropped) and VALUES records (row images
- * and tombstones) of every transaction that counts: not aborted, and for
- * records flagged so, committed according to PostgreSQL's commit log.  A
- * row is written into the very slot it had, so index entries rebuilt from
- * the table match; per slot the largest CSN wins (SiloR, section 6.3),
- * which the slot's link word tracks while recovery runs.
+ * The leader reads the log once to find where it ends (the first record
+ * that does not validate: the torn tail of a crash), which transactions do
+ * not count (aborted, by CSN: PostgreSQL may reuse an xid after a crash, a
+ * CSN is never reused; or flagged and not committed according to
+ * PostgreSQL's commit log) and the largest CSN.  It applies the DDL
+ * records that count, in log order, so that every storage the log ends
+ * with exists.  Then the row images and tombstones of VALUES records are
+ * applied in parallel (replay_workers.c): each process reads the whole log
+ * and applies only the rows of its partition of slots, so no two touch a
+ * slot and no slot needs a lock.  Order between records does not matter:
+ * per slot the largest CSN wins (SiloR, section 6.3), which the slot's link
+ * word tracks while recovery runs, and a row older than its storage's
+ * creation belongs to an earlier storage of the same relfilenode.  A row is
+ * written into the very slot it had, so index entries rebuilt from the
+ * table match.
  *
  * Afterwards the log is cut at its end, so that the next record is never
  * followed by stale bytes of the torn tail.
@@ -33,25 +38,25 @@
 #include "store/table_store.h"
 #include "txn/write_set.h"
 
-/* A set of xids (commit status) or CSNs (aborted) */
+/* A set of xids (commit status) or CSNs (records that do not count) */
 typedef struct FcXidEntry
 {
 	uint64		key;
 	bool		committed;
 } FcXidEntry;
 
-typedef struct FcReplayState
+/* One process's walk over its partition of the rows */
+typedef struct FcRowPass
 {
-	HTAB	   *aborted;
-	HTAB	   *clog;
-	uint64		phase;
-	FcReplayResult *res;
+	const FcReplayPlan *plan;
+	uint32		part;
+	FcReplayPart counts;
 	/* last table looked up, rows of one record mostly share it */
 	Oid			last_dbid;
 	Oid			last_spcid;
 	Oid			last_relnode;
 	FcTable    *last_tbl;
-} FcReplayState;
+} FcRowPass;
 
 static HTAB *
 fc_xid_set_create(const char *name)
@@ -69,14 +74,14 @@ fc_xid_set_create(const char *name)
  * taken as committed (its ABORT record, if any, voids it already).
  */
 static bool
-fc_xid_committed(FcReplayState *st, uint64 fxid_u64)
+fc_xid_committed(HTAB *clog, uint64 fxid_u64)
 {
 	FcXidEntry *e;
 	bool		found;
 	FullTransactionId fxid = FullTransactionIdFromU64(fxid_u64);
 	TransactionId xid = XidFromFullTransactionId(fxid);
 
-	e = hash_search(st->clog, &fxid_u64, HASH_ENTER, &found);
+	e = hash_search(clog, &fxid_u64, HASH_ENTER, &found);
 	if (found)
 		return e->committed;
 	if (!FullTransactionIdPrecedes(fxid, ReadNextFullTransactionId()) ||
@@ -89,31 +94,40 @@ fc_xid_committed(FcReplayState *st, uint64 fxid_u64)
 	return e->committed;
 }
 
-static FcTable *
-fc_replay_table(FcReplayState *st, Oid dbid, Oid spcid, Oid relnode)
+/* Does the record with this CSN count?  (Binary search of the skip list.) */
+static bool
+fc_replay_counts(const FcReplayPlan *plan, uint64 csn)
 {
-	RelFileNode rnode;
+	uint64		lo = 0;
+	uint64		hi = plan->nskip;
 
-	if (st->last_tbl != NULL && st->last_dbid == dbid &&
-		st->last_spcid == spcid && st->last_relnode == relnode)
-		return st->last_tbl;
-	rnode.dbNode = dbid;
-	rnode.spcNode = spcid;
-	rnode.relNode = relnode;
-	st->last_tbl = fc_table_lookup(&rnode);
-	st->last_dbid = dbid;
-	st->last_spcid = spcid;
-	st->last_relnode = relnode;
-	return st->last_tbl;
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+
+		if (plan->skip[mid] == csn)
+			return false;
+		if (plan->skip[mid] < csn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return true;
+}
+
+/* Which partition a slot's rows belong to: runs of 4096 slots, dealt round */
+static inline uint32
+fc_replay_part_of(const FcReplayPlan *plan, uint64 slotno)
+{
+	return (uint32) ((slotno >> 12) % plan->nparts);
 }
 
 static void
-fc_replay_ddl(FcReplayState *st, const fc_log_header *rec)
+fc_replay_ddl(const fc_log_header *rec, FcReplayResult *res)
 {
 	fc_log_cursor cur;
 	const fc_log_ddl *d;
 
-	st->last_tbl = NULL;
 	fc_log_cursor_init(&cur, rec);
 	while (fc_log_next_ddl(&cur, &d))
 	{
@@ -126,7 +140,7 @@ fc_replay_ddl(FcReplayState *st, const fc_log_header *rec)
 		{
 			case FC_DDL_CREATE:
 				fc_table_create(&rnode, d->relid, d->image_capacity)->create_csn = rec->csn;
-				st->res->tables_created++;
+				res->tables_created++;
 				break;
 			case FC_DDL_DROP:
 				fc_table_drop(&rnode);
@@ -141,18 +155,39 @@ fc_replay_ddl(FcReplayState *st, const fc_log_header *rec)
 	}
 }
 
+static FcTable *
+fc_replay_table(FcRowPass *pass, Oid dbid, Oid spcid, Oid relnode)
+{
+	RelFileNode rnode;
+
+	if (pass->last_tbl != NULL && pass->last_dbid == dbid &&
+		pass->last_spcid == spcid && pass->last_relnode == relnode)
+		return pass->last_tbl;
+	rnode.dbNode = dbid;
+	rnode.spcNode = spcid;
+	rnode.relNode = relnode;
+	pass->last_tbl = fc_table_lookup(&rnode);
+	pass->last_dbid = dbid;
+	pass->last_spcid = spcid;
+	pass->last_relnode = relnode;
+	return pass->last_tbl;
+}
+
 static void
-fc_replay_row(FcReplayState *st, const fc_log_header *rec,
+fc_replay_row(FcRowPass *pass, const fc_log_header *rec,
 			  const fc_log_row *row, const char *image)
 {
-	FcTable    *tbl = fc_replay_table(st, rec->dbid, row->spcid, row->relnode);
+	FcTable    *tbl;
 	char	   *sp;
 	FcSlotHeader *hdr;
 
-	if (tbl == NULL)
+	if (fc_replay_part_of(pass->plan, row->slotno) != pass->part)
+		return;
+	tbl = fc_replay_table(pass, rec->dbid, row->spcid, row->relnode);
+	if (tbl == NULL || rec->csn < tbl->create_csn)
 	{
 		/* its storage was dropped later (or never reached the log) */
-		st->res->rows_skipped++;
+		pass->counts.rows_skipped++;
 		return;
 	}
 	if (row->len == FC_LOG_TOMBSTONE)
@@ -165,8 +200,8 @@ fc_replay_row(FcReplayState *st, const fc_log_header *rec,
 			return;
 		hdr->flags = 0;
 		hdr->link = rec->csn;
-		fc_pp_install_tombstone(&hdr->marks, st->phase);
-		st->res->rows_applied++;
+		fc_pp_install_tombstone(&hdr->marks, pass->plan->phase);
+		pass->counts.rows_applied++;
 		return;
 	}
 	if (row->len > tbl->layout.image_capacity)
@@ -174,7 +209,7 @@ fc_replay_row(FcReplayState *st, const fc_log_header *rec,
 		ereport(WARNING,
 				(errmsg("pg_fastckpt: log record at %llu holds a %u-byte row for a table whose rows hold at most %u bytes; row skipped",
 						(unsigned long long) rec->lsn, row->len, tbl->layout.image_capacity)));
-		st->res->rows_skipped++;
+		pass->counts.rows_skipped++;
 		return;
 	}
 	fc_slot_claim(tbl, row->slotno, tbl->relid);
@@ -186,31 +221,91 @@ fc_replay_row(FcReplayState *st, const fc_log_header *rec,
 	ItemPointerSetInvalid(&hdr->next_tid);
 	hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
 	hdr->link = rec->csn;
-	fc_pp_install(&hdr->marks, sp, &tbl->layout, st->phase,
+	fc_pp_install(&hdr->marks, sp, &tbl->layout, pass->plan->phase,
 				  fc_pp_live(sp, &tbl->layout), row->len);
-	st->res->rows_applied++;
+	pass->counts.rows_applied++;
 }
 
-static void
-fc_replay_values(FcReplayState *st, const fc_log_header *rec)
+/*
+ * Apply the rows of one partition: every VALUES record that counts, from
+ * the plan's start to its end.  Partition 0 also counts the records, and
+ * with report set, logs progress.
+ */
+void
+fc_replay_rows(const FcReplayPlan *plan, uint32 part, FcReplayPart *counts, bool report)
 {
-	fc_log_cursor cur;
-	const fc_log_row *row;
-	const char *image;
+	FcRowPass	pass;
+	FcLogReader *reader;
+	const fc_log_header *rec;
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz last_report = start;
+	uint64		nrecords = 0;
 
-	fc_log_cursor_init(&cur, rec);
-	while (fc_log_next_row(&cur, &row, &image))
-		fc_replay_row(st, rec, row, image);
-	if (cur.corrupt)
-		ereport(WARNING,
-				(errmsg("pg_fastckpt: log record at %llu has malformed entries",
-						(unsigned long long) rec->lsn)));
+	memset(&pass, 0, sizeof(pass));
+	pass.plan = plan;
+	pass.part = part;
+	reader = fc_log_reader_open(plan->start_lsn);
+	while ((rec = fc_log_reader_next(reader)) != NULL && rec->lsn < plan->end_lsn)
+	{
+		fc_log_cursor cur;
+		const fc_log_row *row;
+		const char *image;
+
+		CHECK_FOR_INTERRUPTS();
+		if (rec->kind != FC_REC_VALUES || rec->csn < plan->min_csn)
+			continue;
+		if (!fc_replay_counts(plan, rec->csn))
+		{
+			pass.counts.records_skipped++;
+			continue;
+		}
+		pass.counts.records_applied++;
+		fc_log_cursor_init(&cur, rec);
+		while (fc_log_next_row(&cur, &row, &image))
+			fc_replay_row(&pass, rec, row, image);
+		if (cur.corrupt && part == 0)
+			ereport(WARNING,
+					(errmsg("pg_fastckpt: log record at %llu has malformed entries",
+							(unsigned long long) rec->lsn)));
+
+		if (report && (++nrecords & 1023) == 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			if (TimestampDifferenceExceeds(last_report, now, 10000))
+			{
+				last_report = now;
+				ereport(LOG,
+						(errmsg("pg_fastckpt: log replay %.0f%% done, elapsed %.1f s",
+								100.0 * (double) (rec->lsn - plan->start_lsn) /
+								(double) Max(plan->end_lsn - plan->start_lsn, 1),
+								(double) TimestampDifferenceMilliseconds(start, now) / 1000.0)));
+			}
+		}
+	}
+	fc_log_reader_close(reader);
+	if (part != 0)
+	{
+		/* every partition sees every record: count them once */
+		pass.counts.records_applied = 0;
+		pass.counts.records_skipped = 0;
+	}
+	*counts = pass.counts;
 }
 
 static void
 fc_finish_table(FcTable *tbl, void *arg)
 {
 	fc_table_finish_replay(tbl);
+}
+
+static int
+fc_csn_cmp(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
 }
 
 /*
@@ -221,80 +316,99 @@ fc_finish_table(FcTable *tbl, void *arg)
 void
 fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn)
 {
-	FcReplayState st;
+	HTAB	   *skip;
+	HTAB	   *clog;
+	List	   *ddl = NIL;
+	ListCell   *lc;
 	FcLogReader *reader;
 	const fc_log_header *rec;
-	uint64		first;
 	uint64		max_csn = 0;
+	FcReplayPlan *plan;
+	HASH_SEQ_STATUS seq;
+	FcXidEntry *e;
+	uint64		nskip;
 	TimestampTz start = GetCurrentTimestamp();
-	TimestampTz last_report = start;
 
 	memset(res, 0, sizeof(FcReplayResult));
-	memset(&st, 0, sizeof(st));
-	st.res = res;
-	st.aborted = fc_xid_set_create("pg_fastckpt aborted transactions");
-	st.clog = fc_xid_set_create("pg_fastckpt commit status");
-	st.phase = fc_pp_phase();
+	skip = fc_xid_set_create("pg_fastckpt records that do not count");
+	clog = fc_xid_set_create("pg_fastckpt commit status");
 
 	fc_log_dir_ensure();
-	first = start_lsn;
-	res->start_lsn = first;
+	res->start_lsn = start_lsn;
 
-	/* pass 1: the end, the aborted transactions, the largest CSN */
-	reader = fc_log_reader_open(first);
+	/* the end, what does not count, the largest CSN, the DDL */
+	reader = fc_log_reader_open(start_lsn);
 	while ((rec = fc_log_reader_next(reader)) != NULL)
 	{
+		CHECK_FOR_INTERRUPTS();
 		res->records[rec->kind]++;
 		if (rec->kind == FC_REC_ABORT)
-			(void) hash_search(st.aborted, &rec->csn, HASH_ENTER, NULL);
-		else if (rec->csn > max_csn)
+		{
+			(void) hash_search(skip, &rec->csn, HASH_ENTER, NULL);
+			continue;
+		}
+		if (rec->csn > max_csn)
 			max_csn = rec->csn;
+		if ((rec->kind != FC_REC_DDL && rec->kind != FC_REC_VALUES) || rec->csn < min_csn)
+			continue;
+		if ((rec->flags & FC_REC_NEEDS_CLOG) && !fc_xid_committed(clog, rec->xid))
+			(void) hash_search(skip, &rec->csn, HASH_ENTER, NULL);
+		if (rec->kind == FC_REC_DDL)
+		{
+			fc_log_header *copy = palloc(rec->len);
+
+			memcpy(copy, rec, rec->len);
+			ddl = lappend(ddl, copy);
+		}
 	}
 	res->end_lsn = fc_log_reader_end(reader);
 	fc_log_reader_close(reader);
 	ereport(LOG,
 			(errmsg("pg_fastckpt: replaying the log from %llu to %llu (%llu bytes)",
-					(unsigned long long) first, (unsigned long long) res->end_lsn,
-					(unsigned long long) (res->end_lsn - first))));
+					(unsigned long long) start_lsn, (unsigned long long) res->end_lsn,
+					(unsigned long long) (res->end_lsn - start_lsn))));
 
-	/* pass 2: apply */
-	reader = fc_log_reader_open(first);
-	while ((rec = fc_log_reader_next(reader)) != NULL)
+	/* storages first, so that every row finds the storage it belongs to */
+	foreach(lc, ddl)
 	{
-		TimestampTz now;
-
-		CHECK_FOR_INTERRUPTS();
-		if ((rec->kind != FC_REC_DDL && rec->kind != FC_REC_VALUES) || rec->csn < min_csn)
-			continue;
-		if (hash_search(st.aborted, &rec->csn, HASH_FIND, NULL) != NULL ||
-			((rec->flags & FC_REC_NEEDS_CLOG) && !fc_xid_committed(&st, rec->xid)))
+		rec = (const fc_log_header *) lfirst(lc);
+		if (hash_search(skip, &rec->csn, HASH_FIND, NULL) != NULL)
 		{
 			res->records_skipped++;
 			continue;
 		}
-		if (rec->kind == FC_REC_DDL)
-			fc_replay_ddl(&st, rec);
-		else
-			fc_replay_values(&st, rec);
+		fc_replay_ddl(rec, res);
 		res->records_applied++;
-
-		if ((res->records_applied & 1023) == 0 &&
-			TimestampDifferenceExceeds(last_report, now = GetCurrentTimestamp(), 10000))
-		{
-			last_report = now;
-			ereport(LOG,
-					(errmsg("pg_fastckpt: log replay %.0f%% done, elapsed %.1f s",
-							100.0 * (double) (fc_log_reader_end(reader) - first) /
-							(double) Max(res->end_lsn - first, 1),
-							(double) TimestampDifferenceMilliseconds(start, now) / 1000.0)));
-		}
 	}
-	fc_log_reader_close(reader);
-	fc_table_foreach(fc_finish_table, NULL);
+	list_free_deep(ddl);
 
+	/* the rows, in parallel */
+	nskip = hash_get_num_entries(skip);
+	plan = fc_replay_plan_create(nskip);
+	plan->start_lsn = start_lsn;
+	plan->end_lsn = res->end_lsn;
+	plan->min_csn = min_csn;
+	plan->phase = fc_pp_phase();
+	plan->nskip = 0;
+	hash_seq_init(&seq, skip);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		plan->skip[plan->nskip++] = e->key;
+	qsort(plan->skip, plan->nskip, sizeof(uint64), fc_csn_cmp);
+	hash_destroy(skip);
+	hash_destroy(clog);
+
+	res->workers = fc_replay_plan_run(plan);
+	for (uint32 p = 0; p < plan->nparts; p++)
+	{
+		res->records_applied += plan->parts[p].records_applied;
+		res->records_skipped += plan->parts[p].records_skipped;
+		res->rows_applied += plan->parts[p].rows_applied;
+		res->rows_skipped += plan->parts[p].rows_skipped;
+	}
+	fc_replay_plan_destroy(plan);
+
+	fc_table_foreach(fc_finish_table, NULL);
 	fc_log_truncate_at(res->end_lsn);
 	res->next_csn = Max(max_csn + 1, min_csn);
 	res->seconds = (double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
-	hash_destroy(st.aborted);
-	hash_destroy(st.clog);
 }

@@ -10,7 +10,11 @@
 
 #include "postgres.h"
 
+#include "port/atomics.h"
+
 #include "core/log_format.h"
+
+#define FC_MAX_REPLAY_PARTS		64	/* pg_fastckpt.recovery_workers' maximum */
 
 typedef struct FcReplayResult
 {
@@ -23,9 +27,45 @@ typedef struct FcReplayResult
 	uint64		rows_applied;
 	uint64		rows_skipped;
 	uint64		tables_created;
+	int			workers;		/* processes that applied rows */
 	double		seconds;
 } FcReplayResult;
 
+/* What one partition's pass applied */
+typedef struct FcReplayPart
+{
+	uint64		records_applied;	/* counted by partition 0 only */
+	uint64		records_skipped;
+	uint64		rows_applied;
+	uint64		rows_skipped;
+} FcReplayPart;
+
+/*
+ * The row pass, shared by the leader with its replay workers (in dynamic
+ * shared memory): which records count, and who did which partition.
+ */
+typedef struct FcReplayPlan
+{
+	uint64		start_lsn;
+	uint64		end_lsn;		/* first byte past the last valid record */
+	uint64		min_csn;		/* records below it are in the checkpoint */
+	uint64		phase;			/* ping-pong phase rows are installed in */
+	uint32		nparts;
+	pg_atomic_uint32 next_part; /* next partition to claim */
+	bool		done[FC_MAX_REPLAY_PARTS];
+	FcReplayPart parts[FC_MAX_REPLAY_PARTS];
+	uint64		nskip;
+	uint64		skip[FLEXIBLE_ARRAY_MEMBER];	/* sorted CSNs that do not count */
+} FcReplayPlan;
+
+/* replay.c */
 extern void fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn);
+extern void fc_replay_rows(const FcReplayPlan *plan, uint32 part, FcReplayPart *counts,
+						   bool report);
+
+/* replay_workers.c */
+extern FcReplayPlan *fc_replay_plan_create(uint64 nskip);
+extern int	fc_replay_plan_run(FcReplayPlan *plan);
+extern void fc_replay_plan_destroy(FcReplayPlan *plan);
 
 #endif							/* FC_REPLAY_H */

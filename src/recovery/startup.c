@@ -7,13 +7,14 @@
  * Shared memory does not survive a restart.  The leader loads the newest
  * usable checkpoint with loader workers (ckpt/ckpt_load.c), replays the
  * logical log after it into the arena (replay.c), drops storages of
- * databases that are gone, and opens the log for new records.  Then one
- * worker per database reconciles the storages with the catalogs (a
- * storage PostgreSQL no longer has is discarded) and rebuilds every index
- * of every fastckpt table from the recovered rows -- the indexes are
- * unlogged, so a crash left them empty and a clean restart left them
- * pointing at the previous run's slots.  Only then does the access gate
- * open.
+ * databases that are gone, and opens the log for new records.  Then, one
+ * database at a time, pg_fastckpt.recovery_workers database-connected
+ * workers reconcile the storages with the catalogs (a storage PostgreSQL
+ * no longer has is discarded) and rebuild every index of every fastckpt
+ * table from the recovered rows, claiming indexes one at a time, largest
+ * table first -- the indexes are unlogged, so a crash left them empty and a
+ * clean restart left them pointing at the previous run's slots.  Only then
+ * does the access gate open.
  *
  * The leader stays alive afterwards, doing nothing: a static worker that
  * exits is forgotten by the postmaster, and recovery must run again after
@@ -37,6 +38,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -102,24 +104,81 @@ fc_database_list(void)
 	return dbs;
 }
 
-/* Run the per-database worker and wait for it; false if none could start. */
-static bool
-fc_run_db_worker(Oid dboid)
+/* What the leader shares with the workers rebuilding one database */
+typedef struct FcRebuildShared
 {
-	BackgroundWorkerHandle *handle;
-	pid_t		pid;
+	Oid			dboid;
+	pg_atomic_uint32 next_index;	/* next index to claim, in plan order */
+	pg_atomic_uint32 reconciler;	/* the first to take it reconciles */
+	pg_atomic_uint32 indexes_built;
+	pg_atomic_uint32 workers_done;	/* workers that ran to the end */
+} FcRebuildShared;
+
+static BackgroundWorkerHandle *
+fc_start_db_worker(dsm_segment *seg, int n)
+{
 	char		name[BGW_MAXLEN];
 
-	snprintf(name, sizeof(name), "pg_fastckpt recovery worker for database %u", dboid);
-	handle = fc_start_dynamic_worker(BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION,
-									 "fc_recovery_db_main", "pg_fastckpt recovery worker",
-									 name, ObjectIdGetDatum(dboid));
-	if (handle == NULL)
-		return false;
-	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
-		return false;
-	(void) WaitForBackgroundWorkerShutdown(handle);
-	return true;
+	snprintf(name, sizeof(name), "pg_fastckpt recovery worker %d for database %u",
+			 n, ((FcRebuildShared *) dsm_segment_address(seg))->dboid);
+	return fc_start_dynamic_worker(BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION,
+								   "fc_recovery_db_main", "pg_fastckpt recovery worker",
+								   name, UInt32GetDatum(dsm_segment_handle(seg)));
+}
+
+/*
+ * Rebuild one database's indexes with pg_fastckpt.recovery_workers
+ * workers, fewer if slots are short, and wait for them.  With no slot at
+ * all, retry until one frees up.  Returns the workers that ran.
+ */
+static int
+fc_rebuild_database(Oid dboid)
+{
+	dsm_segment *seg = dsm_create(sizeof(FcRebuildShared), 0);
+	FcRebuildShared *shared = (FcRebuildShared *) dsm_segment_address(seg);
+	BackgroundWorkerHandle *handles[FC_MAX_REPLAY_PARTS];
+	int			wanted = Min(Max(fc_recovery_workers, 1), FC_MAX_REPLAY_PARTS);
+	int			started = 0;
+	int			finished;
+
+	shared->dboid = dboid;
+	pg_atomic_init_u32(&shared->next_index, 0);
+	pg_atomic_init_u32(&shared->reconciler, 0);
+	pg_atomic_init_u32(&shared->indexes_built, 0);
+	pg_atomic_init_u32(&shared->workers_done, 0);
+
+	for (;;)
+	{
+		while (started < wanted && (handles[started] = fc_start_db_worker(seg, started)) != NULL)
+			started++;
+		if (started > 0)
+			break;
+		ereport(LOG,
+				(errmsg("pg_fastckpt: no background worker slot free for recovery of database %u, retrying",
+						dboid),
+				 errhint("Raise max_worker_processes.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+			proc_exit(1);
+	}
+	if (started < wanted)
+		ereport(LOG,
+				(errmsg("pg_fastckpt: rebuilding the indexes of database %u with %d workers instead of %d: no free background worker slot",
+						dboid, started, wanted),
+				 errhint("Raise max_worker_processes.")));
+	for (int i = 0; i < started; i++)
+		(void) WaitForBackgroundWorkerShutdown(handles[i]);
+	finished = (int) pg_atomic_read_u32(&shared->workers_done);
+	if (finished < started)
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: %d of %d recovery workers for database %u stopped before they finished; some indexes may be incomplete",
+						started - finished, started, dboid),
+				 errhint("See the errors above, then REINDEX the tables they name.")));
+	dsm_detach(seg);
+	return started;
 }
 
 /* Storages of databases that no longer exist (dropped, or never kept). */
@@ -214,10 +273,10 @@ fc_recovery_leader_main(Datum arg)
 											  res.records[FC_REC_DDL] + res.records[FC_REC_ABORT]),
 									 (int64) res.records_applied,
 									 (int64) res.records_skipped,
-									 (int64) res.rows_applied, res.seconds);
+									 (int64) res.rows_applied, res.workers, res.seconds);
 		ereport(LOG,
-				(errmsg("pg_fastckpt: log replayed in %.3f s: %llu bytes, %llu records applied, %llu skipped (aborted or not committed), %llu rows",
-						res.seconds, (unsigned long long) (res.end_lsn - res.start_lsn),
+				(errmsg("pg_fastckpt: log replayed in %.3f s (processes: %d): %llu bytes, %llu records applied, %llu skipped (aborted or not committed), %llu rows",
+						res.seconds, res.workers, (unsigned long long) (res.end_lsn - res.start_lsn),
 						(unsigned long long) res.records_applied,
 						(unsigned long long) res.records_skipped,
 						(unsigned long long) res.rows_applied)));
@@ -228,25 +287,7 @@ fc_recovery_leader_main(Datum arg)
 
 		index_start = GetCurrentTimestamp();
 		foreach(lc, dbs)
-		{
-			Oid			dboid = lfirst_oid(lc);
-
-			/* no free worker slot: retry until one frees up */
-			while (!fc_run_db_worker(dboid))
-			{
-				ereport(LOG,
-						(errmsg("pg_fastckpt: no background worker slot free for recovery of database %u, retrying",
-								dboid),
-						 errhint("Raise max_worker_processes.")));
-				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 1000, PG_WAIT_EXTENSION);
-				ResetLatch(MyLatch);
-				CHECK_FOR_INTERRUPTS();
-				if (ShutdownRequestPending)
-					proc_exit(1);
-			}
-			fc_recovery_stats_add(1, 0, 0, 1);
-		}
+			fc_recovery_stats_add(1, 0, 0, fc_rebuild_database(lfirst_oid(lc)));
 		/* testing only: keep the gate closed a while longer */
 		while (fc_test_recovery_delay_ms > 0 &&
 			   fc_seconds_since(start) * 1000.0 < fc_test_recovery_delay_ms)
@@ -291,47 +332,146 @@ fc_recovery_idle(void)
 	}
 }
 
-/*
- * Rebuild every index of one fastckpt table from its recovered rows: empty
- * the index file and build it again, in place (no new relfilenode, so no
- * catalog churn at every start).  Nobody else can use the table before
- * the gate opens.  Returns the number of indexes.
- */
-static int
-fc_rebuild_table_indexes(Oid relid, List **seen)
+/* One index to rebuild, and what orders the work: its table's size */
+typedef struct FcIndexJob
 {
-	Relation	rel = table_open(relid, ShareUpdateExclusiveLock);
-	List	   *indexes;
+	Oid			relid;
+	Oid			indexid;
+	uint64		nslots;
+} FcIndexJob;
+
+static int
+fc_index_job_cmp(const void *a, const void *b)
+{
+	const FcIndexJob *x = (const FcIndexJob *) a;
+	const FcIndexJob *y = (const FcIndexJob *) b;
+
+	if (x->nslots != y->nslots)
+		return x->nslots > y->nslots ? -1 : 1;
+	if (x->indexid != y->indexid)
+		return x->indexid < y->indexid ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The fastckpt tables of this database and their indexes, largest table
+ * first (every worker of the database computes the same list).  Each
+ * table's storage is looked up, or created empty; with reconcile, a table
+ * that had none is reported and the storages are remembered in seen.
+ */
+static FcIndexJob *
+fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
+{
+	Oid			amoid;
+	List	   *relids = NIL;
 	ListCell   *lc;
-	int			nindexes = 0;
-	FcTable    *tbl = fc_table_lookup(&rel->rd_node);
-	MemoryContext old;
+	FcIndexJob *jobs = NULL;
+	int			n = 0;
+	int			cap = 0;
 
-	if (tbl == NULL)
-		ereport(WARNING,
-				(errmsg("pg_fastckpt: table \"%s\" has no rows in the fastckpt log; it opens empty",
-						RelationGetRelationName(rel)),
-				 errdetail("Its storage was never logged: the log was removed, or the table came from a template database.")));
-	tbl = fc_table_for_rel(rel);
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	*seen = lappend(*seen, tbl);
-	MemoryContextSwitchTo(old);
-
-	indexes = RelationGetIndexList(rel);
-	foreach(lc, indexes)
+	*ntables = 0;
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
+	if (OidIsValid(amoid))
 	{
-		Relation	ind = index_open(lfirst_oid(lc), RowExclusiveLock);
-		IndexInfo  *info = BuildIndexInfo(ind);
+		Relation	classrel = table_open(RelationRelationId, AccessShareLock);
+		TableScanDesc scan = table_beginscan_catalog(classrel, 0, NULL);
+		HeapTuple	tup;
 
-		RelationTruncate(ind, 0);
-		index_build(rel, ind, info, true, false);
-		CacheInvalidateRelcache(ind);
-		index_close(ind, NoLock);
-		nindexes++;
+		while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
+		{
+			Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
+
+			if (cls->relam == amoid && cls->relkind == RELKIND_RELATION)
+				relids = lappend_oid(relids, cls->oid);
+		}
+		table_endscan(scan);
+		table_close(classrel, AccessShareLock);
 	}
-	list_free(indexes);
-	table_close(rel, NoLock);
-	return nindexes;
+
+	foreach(lc, relids)
+	{
+		Relation	rel = try_table_open(lfirst_oid(lc), AccessShareLock);
+		List	   *indexes;
+		ListCell   *ilc;
+		FcTable    *tbl;
+
+		if (rel == NULL)
+			continue;			/* dropped meanwhile */
+		(*ntables)++;
+		tbl = fc_table_lookup(&rel->rd_node);
+		if (tbl == NULL && reconcile)
+			ereport(WARNING,
+					(errmsg("pg_fastckpt: table \"%s\" has no rows in the fastckpt log; it opens empty",
+							RelationGetRelationName(rel)),
+					 errdetail("Its storage was never logged: the log was removed, or the table came from a template database.")));
+		tbl = fc_table_for_rel(rel);
+		if (reconcile)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			*seen = lappend(*seen, tbl);
+			MemoryContextSwitchTo(old);
+		}
+		indexes = RelationGetIndexList(rel);
+		foreach(ilc, indexes)
+		{
+			if (n == cap)
+			{
+				cap = Max(cap * 2, 16);
+				jobs = jobs ? repalloc(jobs, cap * sizeof(FcIndexJob)) :
+					MemoryContextAlloc(TopMemoryContext, cap * sizeof(FcIndexJob));
+			}
+			jobs[n].relid = RelationGetRelid(rel);
+			jobs[n].indexid = lfirst_oid(ilc);
+			jobs[n].nslots = fc_table_nslots(tbl);
+			n++;
+		}
+		list_free(indexes);
+		table_close(rel, AccessShareLock);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+
+	if (n > 1)
+		qsort(jobs, n, sizeof(FcIndexJob), fc_index_job_cmp);
+	*njobs = n;
+	return jobs;
+}
+
+/*
+ * Rebuild one index from its table's recovered rows: empty the index file
+ * and build it again, in place (no new relfilenode, so no catalog churn at
+ * every start).  Nobody else can use the table before the gate opens;
+ * ShareLock lets the other workers build the table's other indexes.
+ */
+static bool
+fc_rebuild_index(const FcIndexJob *job)
+{
+	Relation	rel;
+	Relation	ind;
+	bool		built = false;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	rel = try_table_open(job->relid, ShareLock);
+	if (rel != NULL)
+	{
+		ind = try_relation_open(job->indexid, RowExclusiveLock);
+		if (ind != NULL)
+		{
+			RelationTruncate(ind, 0);
+			index_build(rel, ind, BuildIndexInfo(ind), true, false);
+			CacheInvalidateRelcache(ind);
+			index_close(ind, NoLock);
+			built = true;
+		}
+		table_close(rel, NoLock);
+	}
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return built;
 }
 
 /* Storages of this database that no fastckpt table in pg_class owns. */
@@ -357,65 +497,13 @@ fc_collect_stale(FcTable *tbl, void *arg)
 	}
 }
 
-void
-fc_recovery_db_main(Datum arg)
+/* Discard the log's storages PostgreSQL no longer has. */
+static void
+fc_drop_stale_storages(List *seen)
 {
-	Oid			dboid = DatumGetObjectId(arg);
-	Oid			amoid;
-	List	   *relids = NIL;
+	FcStaleScan stale_scan = {seen, NIL};
 	ListCell   *lc;
-	int			ntables = 0;
-	int			nindexes = 0;
-	FcStaleScan stale_scan = {NIL, NIL};
 
-	fc_in_recovery_worker = true;
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
-
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
-	if (OidIsValid(amoid))
-	{
-		Relation	classrel = table_open(RelationRelationId, AccessShareLock);
-		TableScanDesc scan = table_beginscan_catalog(classrel, 0, NULL);
-		HeapTuple	tup;
-
-		while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
-		{
-			Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
-
-			if (cls->relam == amoid && cls->relkind == RELKIND_RELATION)
-			{
-				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-				relids = lappend_oid(relids, cls->oid);
-				MemoryContextSwitchTo(old);
-			}
-		}
-		table_endscan(scan);
-		table_close(classrel, AccessShareLock);
-	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-
-	foreach(lc, relids)
-	{
-		Oid			relid = lfirst_oid(lc);
-
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		{
-			nindexes += fc_rebuild_table_indexes(relid, &stale_scan.seen);
-			ntables++;
-		}
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-
-	/* the log's storages PostgreSQL no longer has (reconciliation) */
 	fc_table_foreach(fc_collect_stale, &stale_scan);
 	foreach(lc, stale_scan.stale)
 	{
@@ -423,13 +511,50 @@ fc_recovery_db_main(Datum arg)
 
 		ereport(LOG,
 				(errmsg("pg_fastckpt: database %u: discarding logged storage %u, which no table has any more",
-						dboid, rnode->relNode)));
+						MyDatabaseId, rnode->relNode)));
 		fc_table_drop(rnode);
 	}
-	fc_recovery_stats_add(0, ntables, nindexes, 0);
-	if (ntables > 0)
+}
+
+void
+fc_recovery_db_main(Datum arg)
+{
+	dsm_segment *seg;
+	FcRebuildShared *shared;
+	FcIndexJob *jobs;
+	int			njobs;
+	int			ntables;
+	int			nindexes = 0;
+	bool		reconcile;
+	List	   *seen = NIL;
+	uint32		k;
+
+	fc_in_recovery_worker = true;
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	seg = dsm_attach(DatumGetUInt32(arg));
+	if (seg == NULL)
+		proc_exit(1);			/* the leader gave up already */
+	shared = (FcRebuildShared *) dsm_segment_address(seg);
+	BackgroundWorkerInitializeConnectionByOid(shared->dboid, InvalidOid, 0);
+
+	reconcile = (pg_atomic_fetch_add_u32(&shared->reconciler, 1) == 0);
+	jobs = fc_list_index_jobs(&njobs, &ntables, reconcile, &seen);
+	if (reconcile)
+		fc_drop_stale_storages(seen);
+
+	while ((k = pg_atomic_fetch_add_u32(&shared->next_index, 1)) < (uint32) njobs)
+	{
+		if (fc_rebuild_index(&jobs[k]))
+			nindexes++;
+	}
+	pg_atomic_fetch_add_u32(&shared->indexes_built, nindexes);
+	fc_recovery_stats_add(0, reconcile ? ntables : 0, nindexes, 0);
+	if (reconcile && ntables > 0)
 		ereport(LOG,
-				(errmsg("pg_fastckpt: database %u: %d fastckpt tables ready, %d indexes rebuilt",
-						dboid, ntables, nindexes)));
+				(errmsg("pg_fastckpt: database %u: %d fastckpt tables, %d indexes to rebuild",
+						shared->dboid, ntables, njobs)));
+	pg_atomic_fetch_add_u32(&shared->workers_done, 1);
+	dsm_detach(seg);
 	proc_exit(0);
 }

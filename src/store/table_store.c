@@ -81,8 +81,14 @@ fc_key_from_rnode(FcTableKey *key, const RelFileNode *rnode)
 	key->relnode = rnode->relNode;
 }
 
-FcTable *
-fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
+/*
+ * Enter a storage in the directory.  An existing entry of the relfilenode
+ * is reset (a stale entry of a reused relfilenode), or with keep_existing
+ * returned as it is.
+ */
+static FcTable *
+fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
+			   bool keep_existing)
 {
 	FcTableKey	key;
 	FcTable    *tbl;
@@ -106,6 +112,11 @@ fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
 						   "TRUNCATE or rewrite not yet committed, uses one.", fc_max_tables),
 				 errhint("Raise pg_fastckpt.max_tables and restart the server.")));
 	}
+	if (found && keep_existing)
+	{
+		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+		return tbl;
+	}
 	if (found)
 		fc_table_reset(tbl);	/* stale entry of a reused relfilenode */
 
@@ -119,8 +130,16 @@ fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
 	pg_atomic_init_u64(&tbl->nslots, 0);
 	pg_atomic_init_u64(&tbl->live_rows, 0);
 	fc_undo_init_table(tbl);
+	if (keep_existing)
+		tbl->create_csn = 1;	/* a committed table, empty */
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 	return tbl;
+}
+
+FcTable *
+fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
+{
+	return fc_table_enter(rnode, relid, image_capacity, false);
 }
 
 FcTable *
@@ -261,11 +280,11 @@ fc_table_for_rel(Relation rel)
 		/*
 		 * Storage lost with the previous server run (shared memory does not
 		 * survive a restart): start empty.  Startup recovery has already
-		 * emptied the table's indexes before letting us get here.
+		 * emptied the table's indexes before letting us get here.  Recovery
+		 * workers may get here at once for one table: the first creates it.
 		 */
-		tbl = fc_table_create(&rel->rd_node, RelationGetRelid(rel),
-							  fc_row_image_capacity(rel, NULL));
-		tbl->create_csn = 1;	/* a committed table, empty */
+		tbl = fc_table_enter(&rel->rd_node, RelationGetRelid(rel),
+							 fc_row_image_capacity(rel, NULL), true);
 	}
 	if (ref == NULL)
 	{

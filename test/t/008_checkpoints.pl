@@ -90,7 +90,8 @@ sub recovery_stat
 	my ($node) = @_;
 	return view_row($node, 'fastckpt_stat_recovery',
 		qw(tables_open checkpoint_seq checkpoint_fallback load_workers load_rows
-		  load_bytes log_bytes rows_applied error));
+		  load_bytes log_bytes rows_applied replay_workers databases workers
+		  indexes error));
 }
 
 sub ckpt_dir { return $_[0]->data_dir . '/pg_fastckpt/ckpt'; }
@@ -350,6 +351,11 @@ DROP TABLE brief;
 		is($rec->{load_rows}, $before->{last_rows}, 'it loaded as many rows as the checkpoint wrote');
 		is($rec->{load_workers}, 3, 'recovery_workers loaders took part');
 		ok($rec->{rows_applied} > 0, 'the log after the checkpoint was replayed');
+		is($rec->{replay_workers}, 3, 'recovery_workers processes replayed the log\'s rows');
+		is($rec->{workers}, 3 * $rec->{databases},
+			'recovery_workers workers rebuilt the indexes of each database');
+		# big: pkey and big_n; small, trunc, late: pkey
+		is($rec->{indexes}, 5, 'every index was rebuilt once');
 		ok($node->log_contains("pg_fastckpt: loading checkpoint $seq3 "), 'the server log names the loaded checkpoint');
 		is($node->safe_psql('postgres', q{SET enable_seqscan = off; SELECT count(*) FROM big WHERE n >= 1000}),
 			$node->safe_psql('postgres', q{SET enable_indexscan = off; SET enable_bitmapscan = off;
@@ -794,6 +800,48 @@ pg_fastckpt.max_log_size = 32
 	my $expected = $node->safe_psql('postgres', $sums);
 	crash_and_start($node, 'kill -9 after pgbench') or return;
 	is($node->safe_psql('postgres', $sums), $expected, 'pgbench_accounts after kill -9: the same');
+};
+
+# ---------------------------------------------------------------------------
+# 7. too few background worker slots: recovery runs with fewer processes,
+#    says so, and loses nothing (the recovery leader, the checkpointer, the
+#    log writer and the logical replication launcher leave one slot free)
+
+subtest 'too few worker slots: fewer recovery workers, nothing lost' => sub {
+	my $small = fastckpt_node('few_slots', $quiet_conf . q{
+max_worker_processes = 5
+pg_fastckpt.recovery_workers = 4
+});
+	$small->safe_psql('postgres', q{
+CREATE TABLE w (id int PRIMARY KEY, v text, n int) USING fastckpt;
+CREATE INDEX w_n ON w (n);
+INSERT INTO w SELECT g, md5(g::text), g % 50 FROM generate_series(1, 30000) g;
+});
+	checkpoint($small);
+	$small->safe_psql('postgres', q{
+UPDATE w SET n = n + 100 WHERE id % 3 = 0;
+DELETE FROM w WHERE id % 17 = 0;
+INSERT INTO w SELECT g, 'late', 7 FROM generate_series(30001, 31000) g;
+});
+	my $expected = fingerprint($small);
+	crash_and_start($small, 'kill -9 with one free worker slot') or return;
+	is(fingerprint($small), $expected, 'every row is as before the crash');
+	my $rec = recovery_stat($small);
+	ok($rec->{load_workers} >= 1 && $rec->{load_workers} < 4,
+		"fewer loaders than recovery_workers ($rec->{load_workers})");
+	ok($rec->{replay_workers} >= 1 && $rec->{replay_workers} < 4,
+		"fewer replay processes than recovery_workers ($rec->{replay_workers})");
+	ok($rec->{workers} >= $rec->{databases} && $rec->{workers} < 4 * $rec->{databases},
+		"fewer index rebuild workers than recovery_workers per database ($rec->{workers})");
+	ok($small->log_contains('loading the checkpoint with \d+ workers instead of 4'),
+		'the server log says the checkpoint was loaded with fewer workers');
+	ok($small->log_contains('replaying the log with \d+ processes instead of 4'),
+		'the server log says the log was replayed with fewer processes');
+	is($small->safe_psql('postgres', q{SET enable_seqscan = off; SELECT count(*) FROM w WHERE n >= 100}),
+		$small->safe_psql('postgres', q{SET enable_indexscan = off; SET enable_bitmapscan = off;
+			SELECT count(*) FROM w WHERE n >= 100}),
+		'the rebuilt index agrees with the recovered rows');
+	$small->stop;
 };
 
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'), 'no crash or PANIC in the log');
