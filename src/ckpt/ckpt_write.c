@@ -286,6 +286,8 @@ fc_chunk_write_out(FcCkptRun *run, uint64 len)
 		}
 		done += put;
 	}
+	/* start write-back now, in small steps, not as a burst at fdatasync */
+	pg_flush_data(run->fd, (off_t) run->file_bytes, (off_t) len);
 	if (run->copy_next != NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(run->copy_next_cxt);

@@ -31,6 +31,34 @@ PG_FUNCTION_INFO_V1(fastckpt_stat_log_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_checkpointer_internal);
 PG_FUNCTION_INFO_V1(fastckpt_stat_reset);
 
+static void
+fc_check_natts(TupleDesc tupdesc, int natts, const char *view)
+{
+	if (tupdesc->natts != natts)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the SQL definition of %s does not match the loaded pg_fastckpt library", view),
+				 errdetail("It has %d columns; the library fills %d.", tupdesc->natts, natts),
+				 errhint("The extension's SQL objects come from the script that ran at CREATE EXTENSION: "
+						 "install the library and the script of the same release.")));
+}
+
+/*
+ * The result row type, checked against the columns this library fills: an
+ * extension script from another release must give an error, not a crash.
+ */
+static TupleDesc
+fc_result_desc(FunctionCallInfo fcinfo, int natts, const char *view)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	fc_check_natts(tupdesc, natts, view);
+	return tupdesc;
+}
+
+
 Datum
 fastckpt_stat_memory_internal(PG_FUNCTION_ARGS)
 {
@@ -39,8 +67,7 @@ fastckpt_stat_memory_internal(PG_FUNCTION_ARGS)
 	Datum		values[7];
 	bool		nulls[7] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_memory");
 	fc_arena_get_stats(&stats);
 	values[0] = Int64GetDatum(stats.limit_bytes);
 	values[1] = Int64GetDatum(stats.used_bytes);
@@ -135,6 +162,7 @@ fastckpt_stat_tables_internal(PG_FUNCTION_ARGS)
 	FcTableRows rows;
 
 	InitMaterializedSRF(fcinfo, 0);
+	fc_check_natts(rsinfo->setDesc, 14, "fastckpt_stat_tables");
 	rows.cap = 16;
 	rows.n = 0;
 	rows.rows = palloc(rows.cap * sizeof(FcTableRow));
@@ -175,8 +203,7 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 	Datum		values[24];
 	bool		nulls[24] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_recovery");
 	fc_recovery_stats_get(&stats);
 	values[0] = BoolGetDatum(fc_gate_is_open());
 	values[1] = TimestampTzGetDatum(stats.started_at);
@@ -219,8 +246,7 @@ fastckpt_stat_log_internal(PG_FUNCTION_ARGS)
 	Datum		values[17];
 	bool		nulls[17] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_log");
 	fc_log_stats_get(&stats);
 	commits = stats.records[FC_REC_VALUES] + stats.records[FC_REC_CALL];
 	values[0] = Int64GetDatum((int64) stats.insert_lsn);
@@ -255,8 +281,7 @@ fastckpt_stat_checkpointer_internal(PG_FUNCTION_ARGS)
 	Datum		hits[FC_PAUSE_POINTS - 1];
 	uint64		insert_lsn = fc_log_insert_lsn();
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_checkpointer");
 	fc_ckpt_stats_get(&st);
 	values[0] = Int64GetDatum((int64) st.checkpoints);
 	values[1] = Int64GetDatum((int64) st.by_trigger[FC_TRIGGER_TIMED]);
