@@ -34,6 +34,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
+#include "recovery/gate.h"
 #include "store/slot.h"
 #include "txn/write_set.h"
 
@@ -272,6 +273,25 @@ fc_ckpt_pause_point(FcCkptPausePoint point)
 
 PG_FUNCTION_INFO_V1(fastckpt_checkpoint);
 
+/*
+ * No checkpoint is ever taken while startup recovery has given up (the
+ * checkpoint writer waits for the tables to open): say so, never wait.
+ */
+static void
+fc_ckpt_error_if_closed(void)
+{
+	char		reason[256];
+
+	if (!fc_gate_failed(reason, sizeof(reason)))
+		return;
+	ConditionVariableCancelSleep();
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("no fastckpt checkpoint can be taken: startup recovery could not restore the fastckpt tables"),
+			 errdetail("%s", reason),
+			 errhint("The checkpoint files and the log under pg_fastckpt/ are left as they are; see the server log.")));
+}
+
 Datum
 fastckpt_checkpoint(PG_FUNCTION_ARGS)
 {
@@ -288,6 +308,7 @@ fastckpt_checkpoint(PG_FUNCTION_ARGS)
 				 errdetail("Only superusers and roles with privileges of the \"pg_checkpoint\" role may."),
 				 errhint("GRANT pg_checkpoint TO the role.")));
 
+	fc_ckpt_error_if_closed();
 	SpinLockAcquire(&fc_ckpt->mutex);
 	mine = ++fc_ckpt->requested;
 	latch = fc_ckpt->writer_latch;
@@ -310,7 +331,9 @@ fastckpt_checkpoint(PG_FUNCTION_ARGS)
 			break;
 		}
 		SpinLockRelease(&fc_ckpt->mutex);
-		ConditionVariableSleep(&fc_ckpt->answered_cv, PG_WAIT_EXTENSION);
+		/* the writer starts once recovery is done: look again now and then */
+		(void) ConditionVariableTimedSleep(&fc_ckpt->answered_cv, 1000, PG_WAIT_EXTENSION);
+		fc_ckpt_error_if_closed();
 	}
 	ConditionVariableCancelSleep();
 	if (!ok)

@@ -83,6 +83,18 @@ fc_gate_open(void)
 	ConditionVariableBroadcast(&fc_gate->cv);
 }
 
+/* Has startup recovery given up?  Then the reason goes to reason. */
+bool
+fc_gate_failed(char *reason, size_t len)
+{
+	if (pg_atomic_read_u32(&fc_gate->failed) == 0)
+		return false;
+	SpinLockAcquire(&fc_gate->stats_lock);
+	strlcpy(reason, fc_gate->stats.error, len);
+	SpinLockRelease(&fc_gate->stats_lock);
+	return true;
+}
+
 void
 fc_gate_wait(Relation rel)
 {

@@ -57,6 +57,7 @@ extern void fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback,
 									   int workers, int64 bytes, int64 rows,
 									   double seconds);
 extern void fc_gate_fail(const char *reason);
+extern bool fc_gate_failed(char *reason, size_t len);
 
 extern void fc_register_planner_gate(void);
 

@@ -558,6 +558,10 @@ INSERT INTO small SELECT g, 't' || g FROM generate_series(11, 20) g;
 	isnt($ret, 0, 'the big table is closed too');
 	is($node->safe_psql('postgres', 'SELECT sum(x) FROM heap_t'), '5050',
 		'the server is up and heap tables work');
+	($ret, $out, $err) = $node->psql('postgres', 'SELECT fastckpt_checkpoint()',
+		timeout => 30);
+	like($err, qr/ERROR:  no fastckpt checkpoint can be taken: startup recovery could not restore/,
+		'fastckpt_checkpoint() fails at once with the reason instead of waiting for a writer that never starts');
 	ok($node->log_contains(qr/WARNING:  pg_fastckpt: checkpoint $seq_b cannot be used/, $offset)
 		  && $node->log_contains(qr/WARNING:  pg_fastckpt: checkpoint $seq_a cannot be used/, $offset)
 		  && $node->log_contains(qr/pg_fastckpt: startup recovery failed; fastckpt tables stay closed/, $offset),
