@@ -35,6 +35,7 @@ int			fc_max_log_size_mb = 1024;
 int			fc_checkpoint_method = FC_CKPT_MERGE;
 int			fc_checkpoint_policy = FC_POLICY_FIXED;
 int			fc_recovery_workers = 2;
+int			fc_min_parallel_replay_mb = 128;
 double		fc_adaptive_lower_bound_mb = 64;
 double		fc_adaptive_upper_bound_mb = 1024;
 double		fc_adaptive_low_watermark = 0.20;
@@ -205,6 +206,15 @@ fc_define_checkpoint_settings(void)
 							2, 1, 64,
 							PGC_SIGHUP,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.min_parallel_replay_size",
+							"Log to replay at startup below which one process applies all of it.",
+							"Every replay process reads the whole log; below this size starting more costs more than it saves.",
+							&fc_min_parallel_replay_mb,
+							128, 0, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
 	DefineCustomRealVariable("pg_fastckpt.adaptive_lower_bound",

@@ -5,7 +5,10 @@
  *
  * The leader puts the plan (range of the log, records that do not count,
  * one entry per partition) in a dynamic shared memory segment and starts
- * pg_fastckpt.recovery_workers - 1 replay workers.  Every process, the
+ * pg_fastckpt.recovery_workers - 1 replay workers (none for a log shorter
+ * than pg_fastckpt.min_parallel_replay_size: every process reads the whole
+ * log, and a new process first maps the arena pages it touches, which
+ * costs more than a short log's rows).  Every process, the
  * leader included, claims partitions one at a time and applies their rows
  * (replay.c).  A partition whose worker never started is claimed by
  * someone else; one whose worker stopped part way through is done again
@@ -95,8 +98,9 @@ fc_replay_plan_run(FcReplayPlan *plan)
 	int			wanted = (int) plan->nparts - 1;
 	int			started = 0;
 
-	/* nothing to share out: no worker is worth starting */
-	if (plan->end_lsn == plan->start_lsn)
+	/* too little to share out: no worker is worth starting */
+	if (plan->end_lsn - plan->start_lsn < (uint64) fc_min_parallel_replay_mb * 1024 * 1024 ||
+		plan->end_lsn == plan->start_lsn)
 		wanted = 0;
 	for (int i = 0; i < wanted; i++)
 	{

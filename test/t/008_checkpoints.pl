@@ -259,6 +259,7 @@ for my $method (qw(merge copy))
 		my $node = fastckpt_node("ckpt_$method", $quiet_conf . qq{
 pg_fastckpt.checkpoint_method = '$method'
 pg_fastckpt.recovery_workers = 3
+pg_fastckpt.min_parallel_replay_size = 0
 });
 		is(ckpt_stat($node)->{method}, $method, "method is $method");
 
@@ -815,6 +816,7 @@ subtest 'too few worker slots: fewer recovery workers, nothing lost' => sub {
 	my $small = fastckpt_node('few_slots', $quiet_conf . q{
 max_worker_processes = 5
 pg_fastckpt.recovery_workers = 4
+pg_fastckpt.min_parallel_replay_size = 0
 });
 	$small->safe_psql('postgres', q{
 CREATE TABLE w (id int PRIMARY KEY, v text, n int) USING fastckpt;
