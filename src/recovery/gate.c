@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -17,6 +18,8 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/rel.h"
@@ -37,6 +40,9 @@ typedef struct FcGate
 	uint64		pp_phase;		/* Ping-Pong phase word (txn/write_set.c) */
 	slock_t		stats_lock;
 	FcRecoveryStats stats;
+	/* recovery workers, whose parallel workers pass the closed gate too */
+	slock_t		pids_lock;
+	int			recovery_pids[FC_MAX_RECOVERY_PROCS];
 } FcGate;
 
 static FcGate *fc_gate = NULL;
@@ -61,7 +67,59 @@ fc_gate_shmem_init(void)
 		pg_atomic_init_u32(&fc_gate->failed, 0);
 		ConditionVariableInit(&fc_gate->cv);
 		SpinLockInit(&fc_gate->stats_lock);
+		SpinLockInit(&fc_gate->pids_lock);
 	}
+}
+
+static void
+fc_gate_forget_recovery_process(int code, Datum arg)
+{
+	int			i = DatumGetInt32(arg);
+
+	SpinLockAcquire(&fc_gate->pids_lock);
+	if (fc_gate->recovery_pids[i] == MyProcPid)
+		fc_gate->recovery_pids[i] = 0;
+	SpinLockRelease(&fc_gate->pids_lock);
+}
+
+/*
+ * This process is a recovery worker: it passes the closed gate, and so do
+ * the parallel workers it starts (a parallel index build's scans).
+ */
+void
+fc_gate_register_recovery_process(void)
+{
+	int			slot = -1;
+
+	fc_in_recovery_worker = true;
+	SpinLockAcquire(&fc_gate->pids_lock);
+	for (int i = 0; i < FC_MAX_RECOVERY_PROCS && slot < 0; i++)
+		if (fc_gate->recovery_pids[i] == 0)
+		{
+			fc_gate->recovery_pids[i] = MyProcPid;
+			slot = i;
+		}
+	SpinLockRelease(&fc_gate->pids_lock);
+	/* no entry (cannot happen: one per recovery worker): builds run serially */
+	if (slot >= 0)
+		before_shmem_exit(fc_gate_forget_recovery_process, Int32GetDatum(slot));
+}
+
+/* Is this a parallel worker of a recovery worker? */
+static bool
+fc_gate_parallel_recovery_member(void)
+{
+	int			leader;
+	bool		found = false;
+
+	if (!IsParallelWorker() || MyProc == NULL || MyProc->lockGroupLeader == NULL)
+		return false;
+	leader = MyProc->lockGroupLeader->pid;
+	SpinLockAcquire(&fc_gate->pids_lock);
+	for (int i = 0; i < FC_MAX_RECOVERY_PROCS && !found; i++)
+		found = (fc_gate->recovery_pids[i] == leader);
+	SpinLockRelease(&fc_gate->pids_lock);
+	return found;
 }
 
 uint64 *
@@ -102,6 +160,11 @@ fc_gate_wait(Relation rel)
 
 	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
 		return;
+	if (fc_gate_parallel_recovery_member())
+	{
+		fc_in_recovery_worker = true;	/* for the rest of its life */
+		return;
+	}
 
 	start = GetCurrentTimestamp();
 	ConditionVariablePrepareToSleep(&fc_gate->cv);

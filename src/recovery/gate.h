@@ -58,8 +58,12 @@ extern void fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback,
 									   double seconds);
 extern void fc_gate_fail(const char *reason);
 extern bool fc_gate_failed(char *reason, size_t len);
+extern void fc_gate_register_recovery_process(void);
 
 extern void fc_register_planner_gate(void);
+
+/* recovery workers registered at once, at most: recovery_workers' maximum */
+#define FC_MAX_RECOVERY_PROCS	64
 
 /* set in recovery workers, which must pass the closed gate */
 extern bool fc_in_recovery_worker;

@@ -462,7 +462,8 @@ fc_rebuild_index(const FcIndexJob *job)
 		if (ind != NULL)
 		{
 			RelationTruncate(ind, 0);
-			index_build(rel, ind, BuildIndexInfo(ind), true, false);
+			/* PostgreSQL's parallel build where it would use one */
+			index_build(rel, ind, BuildIndexInfo(ind), true, true);
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
 			built = true;
@@ -529,7 +530,6 @@ fc_recovery_db_main(Datum arg)
 	List	   *seen = NIL;
 	uint32		k;
 
-	fc_in_recovery_worker = true;
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	seg = dsm_attach(DatumGetUInt32(arg));
@@ -537,6 +537,7 @@ fc_recovery_db_main(Datum arg)
 		proc_exit(1);			/* the leader gave up already */
 	shared = (FcRebuildShared *) dsm_segment_address(seg);
 	BackgroundWorkerInitializeConnectionByOid(shared->dboid, InvalidOid, 0);
+	fc_gate_register_recovery_process();
 
 	reconcile = (pg_atomic_fetch_add_u32(&shared->reconciler, 1) == 0);
 	jobs = fc_list_index_jobs(&njobs, &ntables, reconcile, &seen);
