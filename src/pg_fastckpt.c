@@ -31,6 +31,7 @@ int			fc_log_buffer_size_kb = 16 * 1024;
 bool		fc_test_sync_trace = false;
 int			fc_test_recovery_delay_ms = 0;
 int			fc_checkpoint_timeout_s = 60;
+double		fc_checkpoint_completion_target = 0.9;
 int			fc_max_log_size_mb = 1024;
 int			fc_checkpoint_method = FC_CKPT_MERGE;
 int			fc_checkpoint_policy = FC_POLICY_FIXED;
@@ -167,6 +168,15 @@ fc_define_checkpoint_settings(void)
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("pg_fastckpt.checkpoint_completion_target",
+							 "Fraction of checkpoint_timeout over which a timed checkpoint is spread.",
+							 "0 writes at full speed.  Requested, size-triggered and shutdown checkpoints always do.",
+							 &fc_checkpoint_completion_target,
+							 0.9, 0.0, 1.0,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_fastckpt.max_log_size",
 							"Log written since the last checkpoint that triggers the next one; 0: never.",

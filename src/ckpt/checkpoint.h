@@ -50,6 +50,7 @@ typedef enum FcCkptPausePoint
 } FcCkptPausePoint;
 
 extern int	fc_checkpoint_timeout_s;
+extern double fc_checkpoint_completion_target;
 extern int	fc_max_log_size_mb;
 extern int	fc_checkpoint_method;
 extern int	fc_checkpoint_policy;

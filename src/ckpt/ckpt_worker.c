@@ -5,11 +5,13 @@
  *	  runs and runs it (ckpt_write.c).
  *
  * A checkpoint runs when asked for (fastckpt_checkpoint()), when
- * pg_fastckpt.checkpoint_timeout has passed since the last one, when the
- * log written since the last one exceeds pg_fastckpt.max_log_size -- or,
- * under checkpoint_policy = adaptive, SLACH's load-dependent threshold
- * (core/ckpt_policy.c) -- and at shutdown.  Timed and size-triggered
- * checkpoints are skipped while nothing commits.  A failed checkpoint is
+ * pg_fastckpt.checkpoint_timeout has passed since the last one started
+ * (a timed one spreads its writing over checkpoint_completion_target of
+ * that), when the log written since the last one exceeds
+ * pg_fastckpt.max_log_size -- or, under checkpoint_policy = adaptive,
+ * SLACH's load-dependent threshold (core/ckpt_policy.c) -- and at
+ * shutdown.  Timed and size-triggered checkpoints are skipped while
+ * nothing commits.  A failed checkpoint is
  * reported, its waiters get the error, and it is retried after a second
  * with the same swap (see fc_ckpt_swap).
  *
@@ -43,7 +45,7 @@ PGDLLEXPORT void fc_checkpointer_main(Datum arg);
 
 /* The loop's state: static, so that it survives the longjmp of an error. */
 static fc_ckpt_policy_state policy;
-static TimestampTz last_done;
+static TimestampTz last_start;
 static TimestampTz last_sample;
 static TimestampTz retry_after = 0;
 static uint64 handled = 0;		/* requests answered */
@@ -153,7 +155,7 @@ fc_checkpointer_main(Datum arg)
 	PG_exception_stack = &local_sigjmp_buf;
 
 	memset(&policy, 0, sizeof(policy));
-	last_done = last_sample = GetCurrentTimestamp();
+	last_start = last_sample = GetCurrentTimestamp();
 	last_commits = fc_commits_so_far();
 
 	for (;;)
@@ -212,13 +214,15 @@ fc_checkpointer_main(Datum arg)
 		else if (fc_ckpt_pending_requests(handled) > 0)
 			trigger = FC_TRIGGER_REQUESTED;
 		else if (changed && fc_checkpoint_timeout_s > 0 &&
-				 TimestampDifferenceExceeds(last_done, now, fc_checkpoint_timeout_s * 1000))
+				 TimestampDifferenceExceeds(last_start, now, fc_checkpoint_timeout_s * 1000))
 			trigger = FC_TRIGGER_TIMED;
 		else if (changed && threshold > 0 && (double) log_since >= threshold)
 			trigger = FC_TRIGGER_SIZE;
 		if (trigger == FC_TRIGGER_KINDS)
 			continue;
 
+		/* the timer runs from one start to the next, as PostgreSQL's */
+		last_start = now;
 		answering = fc_ckpt_take_requests();
 		MemoryContextSwitchTo(run_cxt);
 		(void) fc_ckpt_run(trigger, trigger == FC_TRIGGER_SHUTDOWN);
@@ -226,7 +230,6 @@ fc_checkpointer_main(Datum arg)
 		MemoryContextReset(run_cxt);
 		fc_ckpt_finish_requests(answering, true);
 		handled = answering;
-		last_done = GetCurrentTimestamp();
 		if (trigger == FC_TRIGGER_SHUTDOWN)
 			proc_exit(0);
 	}

@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/fd.h"
+#include "postmaster/interrupt.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "utils/hsearch.h"
@@ -49,6 +50,7 @@
 
 #define FC_CKPT_OUT_SIZE		(4 * 1024 * 1024)	/* write in pieces this big */
 #define FC_CKPT_SYNC_EVERY		(32 * 1024 * 1024)	/* fdatasync at least this often */
+#define FC_CKPT_PACE_SLEEP_MS	10	/* pacing: nap when ahead of schedule */
 #define FC_CKPT_GROUP_SLOTS		4096	/* slots read per directory lock hold */
 #define FC_CKPT_FLUSH_WAIT_MS	10000
 
@@ -106,6 +108,12 @@ typedef struct FcCkptRun
 	uint64		csn;
 	uint64		start_lsn;
 	uint64		phase;
+	/* pacing: finish by pace_deadline, slots_done of slots_total so far */
+	TimestampTz pace_start;
+	TimestampTz pace_deadline;	/* 0: full speed */
+	uint64		slots_total;
+	uint64		slots_done;
+	uint64		requests_seen;	/* fastckpt_checkpoint() calls at the start */
 	fc_ckpt_control ctl;		/* installed before this one */
 	char	   *base;			/* its manifest, or NULL */
 	StringInfoData manifest;
@@ -513,6 +521,39 @@ fc_base_table(FcCkptRun *run, const fc_ckpt_table *tab)
 	return NULL;
 }
 
+/*
+ * Spread a timed checkpoint over checkpoint_completion_target of the
+ * interval, as PostgreSQL's checkpointer does: ahead of schedule, sleep a
+ * little.  A request (fastckpt_checkpoint) or shutdown waiting for it
+ * ends the pacing: the rest runs at full speed.
+ */
+static void
+fc_ckpt_pace(FcCkptRun *run)
+{
+	/* the writing done, what is left is short: never wait to install */
+	while (run->pace_deadline != 0 && run->slots_done < run->slots_total)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		double		progress = (double) run->slots_done / (double) run->slots_total;
+		double		elapsed;
+
+		if (now >= run->pace_deadline || ShutdownRequestPending ||
+			fc_ckpt_pending_requests(run->requests_seen) > 0)
+		{
+			run->pace_deadline = 0;
+			break;
+		}
+		elapsed = (double) (now - run->pace_start) /
+			(double) (run->pace_deadline - run->pace_start);
+		if (progress <= elapsed)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 FC_CKPT_PACE_SLEEP_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 static void
 fc_table_write(FcCkptRun *run, FcCkptJob *job)
 {
@@ -540,6 +581,8 @@ fc_table_write(FcCkptRun *run, FcCkptJob *job)
 			run->paused_chunk = true;
 			fc_ckpt_pause_point(FC_PAUSE_CHUNK);
 		}
+		run->slots_done += Min(lo + FC_CKPT_CHUNK_SLOTS, job->tab.nslots) - lo;
+		fc_ckpt_pace(run);
 	}
 	if (!alive)
 	{
@@ -775,6 +818,15 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	list.jobs = palloc(sizeof(FcCkptJob) * list.cap);
 	fc_table_foreach(fc_collect_job, &list);
 	qsort(list.jobs, list.n, sizeof(FcCkptJob), fc_job_cmp);
+	for (int i = 0; i < list.n; i++)
+		run.slots_total += list.jobs[i].tab.nslots;
+	if (trigger == FC_TRIGGER_TIMED && fc_checkpoint_completion_target > 0)
+	{
+		run.requests_seen = fc_ckpt_pending_requests(0);
+		run.pace_start = outcome.started_at;
+		run.pace_deadline = outcome.started_at +
+			(TimestampTz) (fc_checkpoint_completion_target * fc_checkpoint_timeout_s * 1000000.0);
+	}
 	for (int i = 0; i < list.n; i++)
 		fc_table_write(&run, &list.jobs[i]);
 

@@ -112,6 +112,7 @@ typedef struct FcRebuildShared
 	pg_atomic_uint32 reconciler;	/* the first to take it reconciles */
 	pg_atomic_uint32 indexes_built;
 	pg_atomic_uint32 workers_done;	/* workers that ran to the end */
+	int			ntables;		/* the reconciler's count */
 } FcRebuildShared;
 
 static BackgroundWorkerHandle *
@@ -129,10 +130,11 @@ fc_start_db_worker(dsm_segment *seg, int n)
 /*
  * Rebuild one database's indexes with pg_fastckpt.recovery_workers
  * workers, fewer if slots are short, and wait for them.  With no slot at
- * all, retry until one frees up.  Returns the workers that ran.
+ * all, retry until one frees up.  Returns the workers that ran; complete
+ * says whether every one of them ran to the end.
  */
 static int
-fc_rebuild_database(Oid dboid)
+fc_rebuild_database(Oid dboid, bool *complete)
 {
 	dsm_segment *seg = dsm_create(sizeof(FcRebuildShared), 0);
 	FcRebuildShared *shared = (FcRebuildShared *) dsm_segment_address(seg);
@@ -172,13 +174,50 @@ fc_rebuild_database(Oid dboid)
 	for (int i = 0; i < started; i++)
 		(void) WaitForBackgroundWorkerShutdown(handles[i]);
 	finished = (int) pg_atomic_read_u32(&shared->workers_done);
-	if (finished < started)
+	*complete = (finished == started);
+	if (*complete)
+		fc_recovery_stats_add(1, shared->ntables,
+							  (int) pg_atomic_read_u32(&shared->indexes_built), started);
+	else
 		ereport(WARNING,
-				(errmsg("pg_fastckpt: %d of %d recovery workers for database %u stopped before they finished; some indexes may be incomplete",
+				(errmsg("pg_fastckpt: %d of %d recovery workers for database %u stopped before they finished",
 						started - finished, started, dboid),
-				 errhint("See the errors above, then REINDEX the tables they name.")));
+				 errdetail("Their errors are in the server log above.")));
 	dsm_detach(seg);
 	return started;
+}
+
+/*
+ * Rebuild the indexes of every database, each a second time if its
+ * workers failed.  An index left incomplete would answer queries wrongly,
+ * so if that fails too, false, with the reason in error.
+ */
+static bool
+fc_rebuild_all_indexes(List *dbs, char *error, size_t errlen)
+{
+	ListCell   *lc;
+
+	foreach(lc, dbs)
+	{
+		Oid			dboid = lfirst_oid(lc);
+		bool		complete;
+
+		(void) fc_rebuild_database(dboid, &complete);
+		if (!complete)
+		{
+			ereport(LOG,
+					(errmsg("pg_fastckpt: rebuilding the indexes of database %u again", dboid)));
+			(void) fc_rebuild_database(dboid, &complete);
+		}
+		if (!complete)
+		{
+			snprintf(error, errlen,
+					 "the indexes of the fastckpt tables of database %u could not be rebuilt (twice); the errors are in the server log",
+					 dboid);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Storages of databases that no longer exist (dropped, or never kept). */
@@ -226,7 +265,6 @@ void
 fc_recovery_leader_main(Datum arg)
 {
 	List	   *dbs;
-	ListCell   *lc;
 	TimestampTz start;
 	TimestampTz index_start;
 	FcReplayResult res;
@@ -286,8 +324,17 @@ fc_recovery_leader_main(Datum arg)
 		fc_log_start(res.end_lsn, res.next_csn);
 
 		index_start = GetCurrentTimestamp();
-		foreach(lc, dbs)
-			fc_recovery_stats_add(1, 0, 0, fc_rebuild_database(lfirst_oid(lc)));
+		if (!fc_rebuild_all_indexes(dbs, error, sizeof(error)))
+		{
+			/* never open the tables with an index that misses rows */
+			ereport(WARNING,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
+					 errdetail("%s", error),
+					 errhint("Fix the cause shown in the server log and restart the server; the checkpoint and the log are kept.")));
+			fc_gate_fail(error);
+			fc_recovery_idle();
+		}
 		/* testing only: keep the gate closed a while longer */
 		while (fc_test_recovery_delay_ms > 0 &&
 			   fc_seconds_since(start) * 1000.0 < fc_test_recovery_delay_ms)
@@ -462,7 +509,14 @@ fc_rebuild_index(const FcIndexJob *job)
 		if (ind != NULL)
 		{
 			RelationTruncate(ind, 0);
-			/* PostgreSQL's parallel build where it would use one */
+
+			/*
+			 * PostgreSQL's parallel build where it would use one.  Its
+			 * workers take the index's lock, which with wal_level >=
+			 * replica is WAL-logged under our xid: have one before the
+			 * parallel operation begins, as CREATE INDEX does.
+			 */
+			(void) GetCurrentTransactionId();
 			index_build(rel, ind, BuildIndexInfo(ind), true, true);
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
@@ -550,7 +604,8 @@ fc_recovery_db_main(Datum arg)
 			nindexes++;
 	}
 	pg_atomic_fetch_add_u32(&shared->indexes_built, nindexes);
-	fc_recovery_stats_add(0, reconcile ? ntables : 0, nindexes, 0);
+	if (reconcile)
+		shared->ntables = ntables;
 	if (reconcile && ntables > 0)
 		ereport(LOG,
 				(errmsg("pg_fastckpt: database %u: %d fastckpt tables, %d indexes to rebuild",

@@ -78,8 +78,8 @@ sub ckpt_stat
 {
 	my ($node) = @_;
 	return view_row($node, 'fastckpt_stat_checkpointer',
-		qw(checkpoints checkpoints_size checkpoints_requested checkpoints_shutdown
-		  failures last_seq last_rows last_dirty_rows last_bytes_written
+		qw(checkpoints checkpoints_timed checkpoints_size checkpoints_requested checkpoints_shutdown
+		  failures last_seq last_seconds last_rows last_dirty_rows last_bytes_written
 		  last_bytes_reused log_segments_removed log_bytes_since_checkpoint
 		  policy method threshold_bytes load
 		  commit_rate last_error));
@@ -260,7 +260,9 @@ for my $method (qw(merge copy))
 pg_fastckpt.checkpoint_method = '$method'
 pg_fastckpt.recovery_workers = 3
 pg_fastckpt.min_parallel_replay_size = 0
-# a parallel B-tree build for any table, and a trace of its workers' sorts
+# a parallel B-tree build for any table, and a trace of its workers' sorts;
+# with wal_level = replica its workers' index lock is WAL-logged
+wal_level = replica
 min_parallel_table_scan_size = 0
 maintenance_work_mem = '128MB'
 trace_sort = on
@@ -353,6 +355,8 @@ DROP TABLE brief;
 		is(fingerprint($node), $expected, 'after kill -9: every table is as before the crash');
 		ok($node->log_contains(qr/performsort of worker \d+ starting/, $log_offset),
 			'startup recovery rebuilt an index with parallel workers (they passed the closed gate)');
+		ok(!$node->log_contains(qr/stopped before they finished|ERROR/, $log_offset),
+			'no recovery worker failed');
 		my $rec = recovery_stat($node);
 		is($rec->{checkpoint_seq}, $seq3, 'recovery loaded the last checkpoint');
 		is($rec->{checkpoint_fallback}, 'false', 'no fallback');
@@ -816,6 +820,88 @@ pg_fastckpt.max_log_size = 32
 	my $expected = $node->safe_psql('postgres', $sums);
 	crash_and_start($node, 'kill -9 after pgbench') or return;
 	is($node->safe_psql('postgres', $sums), $expected, 'pgbench_accounts after kill -9: the same');
+};
+
+# ---------------------------------------------------------------------------
+# 6a. a timed checkpoint spreads its writing over checkpoint_completion_target
+#     of the interval; at 0 it writes at full speed
+
+subtest 'checkpoint_completion_target paces timed checkpoints' => sub {
+	my $n = fastckpt_node('pacing', q{
+pg_fastckpt.max_log_size = 0
+pg_fastckpt.checkpoint_timeout = 3
+pg_fastckpt.checkpoint_completion_target = 0.9
+});
+	# four chunks: the writer is ahead of schedule after each of the first three
+	$n->safe_psql('postgres', q{
+CREATE TABLE p (id int PRIMARY KEY, v text) USING fastckpt;
+INSERT INTO p SELECT g, md5(g::text) FROM generate_series(1, 250000) g;
+});
+	my $timed_checkpoint = sub {
+		my $before = ckpt_stat($n)->{checkpoints_timed};
+		$n->safe_psql('postgres', q{UPDATE p SET v = v || '.' WHERE id % 1000 = 0});
+		wait_until(30, sub { ckpt_stat($n)->{checkpoints_timed} > $before })
+		  or return undef;
+		return $n->safe_psql('postgres', 'SELECT last_seconds FROM fastckpt_stat_checkpointer');
+	};
+	my $paced = $timed_checkpoint->();
+	ok(defined $paced && $paced >= 1.5,
+		sprintf('paced over 0.9 x 3 s: the timed checkpoint took %.2f s', $paced // -1));
+	ok(defined $paced && $paced < 3.0, 'and finished within the interval');
+
+	set_conf($n, q{pg_fastckpt.checkpoint_completion_target = 0});
+	my $fast = $timed_checkpoint->();
+	ok(defined $fast && $fast < 1.0,
+		sprintf('checkpoint_completion_target = 0: full speed (%.2f s)', $fast // -1));
+
+	# a requested checkpoint is never paced
+	set_conf($n, q{pg_fastckpt.checkpoint_completion_target = 0.9});
+	$n->safe_psql('postgres', q{UPDATE p SET v = v || '!' WHERE id % 1000 = 0});
+	checkpoint($n);
+	my $requested = ckpt_stat($n)->{last_seconds};
+	ok($requested < 1.0, sprintf('fastckpt_checkpoint() runs at full speed (%.2f s)', $requested));
+	$n->stop;
+};
+
+# ---------------------------------------------------------------------------
+# 6b. an index that cannot be rebuilt: retried, then the tables stay closed
+#     with the reason (an index missing rows would answer queries wrongly)
+
+subtest 'index rebuild fails: tables closed, then open once fixed' => sub {
+	my $n = fastckpt_node('bad_index', $quiet_conf . q{
+pg_fastckpt.recovery_workers = 2
+});
+	$n->safe_psql('postgres', q{
+CREATE FUNCTION fragile(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+	IF current_setting('fastckpt_test.break_index', true) = 'on' THEN
+		RAISE EXCEPTION 'fragile() refuses to index %', $1;
+	END IF;
+	RETURN $1;
+END $$;
+CREATE TABLE t (id int PRIMARY KEY, v int) USING fastckpt;
+CREATE INDEX t_fragile ON t (fragile(v));
+INSERT INTO t SELECT g, g FROM generate_series(1, 1000) g;
+});
+	my $expected = fingerprint($n);
+	$n->append_conf('postgresql.conf', "fastckpt_test.break_index = on\n");
+	my $offset = -s $n->logfile;
+	ok(crash_postmaster($n), 'postmaster killed');
+	$n->start;
+	ok(!tables_opened($n), 'the tables stay closed when an index cannot be rebuilt');
+	like(recovery_stat($n)->{error}, qr/indexes of the fastckpt tables of database \d+ could not be rebuilt \(twice\)/,
+		'fastckpt_stat_recovery.error says which database\'s indexes failed');
+	ok($n->log_contains(qr/rebuilding the indexes of database \d+ again/, $offset), 'the rebuild was tried a second time');
+	my ($ret, $out, $err) = $n->psql('postgres', 'SELECT count(*) FROM t');
+	like($err, qr/not available: startup recovery could not restore/, 'a query fails with the explicit error');
+
+	$n->adjust_conf('postgresql.conf', 'fastckpt_test.break_index', 'off');
+	$n->stop('fast');
+	start_and_open($n, 'restart once the cause is gone') or return;
+	is(fingerprint($n), $expected, 'every row is there');
+	is($n->safe_psql('postgres', q{SET enable_seqscan = off; SELECT count(*) FROM t WHERE fragile(v) > 500}),
+		'500', 'the rebuilt expression index answers');
+	$n->stop;
 };
 
 # ---------------------------------------------------------------------------
