@@ -100,7 +100,11 @@ fc_gate_register_recovery_process(void)
 			slot = i;
 		}
 	SpinLockRelease(&fc_gate->pids_lock);
-	/* no entry (cannot happen: one per recovery worker): builds run serially */
+	/*
+	 * No free entry cannot happen: at most recovery_workers (<= 64) run at
+	 * once.  If it did, this worker's parallel workers would wait at the
+	 * gate and fail, and the rebuild would be retried, then reported.
+	 */
 	if (slot >= 0)
 		before_shmem_exit(fc_gate_forget_recovery_process, Int32GetDatum(slot));
 }

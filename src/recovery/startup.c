@@ -209,6 +209,13 @@ fc_rebuild_all_indexes(List *dbs, char *error, size_t errlen)
 					(errmsg("pg_fastckpt: rebuilding the indexes of database %u again", dboid)));
 			(void) fc_rebuild_database(dboid, &complete);
 		}
+		if (!complete && !list_member_oid(fc_database_list(), dboid))
+		{
+			/* dropped meanwhile: its workers could not connect */
+			ereport(LOG,
+					(errmsg("pg_fastckpt: database %u was dropped during recovery", dboid)));
+			continue;
+		}
 		if (!complete)
 		{
 			snprintf(error, errlen,
