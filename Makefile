@@ -30,6 +30,7 @@ OBJS = \
 	src/txn/write_set.o \
 	src/txn/pending_drop.o \
 	src/txn/commit.o \
+	src/txn/read_set.o \
 	src/log/log_buffer.o \
 	src/log/log_segment.o \
 	src/log/log_writer.o \
@@ -42,6 +43,10 @@ OBJS = \
 	src/recovery/replay.o \
 	src/recovery/replay_workers.o \
 	src/recovery/startup.o \
+	src/procs/registry.o \
+	src/procs/call_capture.o \
+	src/procs/determinism.o \
+	src/procs/helpers.o \
 	src/monitor/stats.o
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -51,11 +56,11 @@ PG_CFLAGS = -MMD -MP
 TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 
 REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
-	analyze_vacuum errors stats memory_formula
+	analyze_vacuum errors stats memory_formula procedures
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
-	unique_insert
+	unique_insert call_read_conflict
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

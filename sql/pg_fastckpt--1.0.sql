@@ -119,7 +119,8 @@ CREATE FUNCTION fastckpt_stat_log_internal(
 	OUT buffer_full_waits bigint,
 	OUT write_errors bigint,
 	OUT failing boolean,
-	OUT last_error text)
+	OUT last_error text,
+	OUT call_fallbacks jsonb)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
@@ -195,3 +196,73 @@ GRANT EXECUTE ON FUNCTION fastckpt_stat_tables_internal() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION fastckpt_stat_recovery_internal() TO pg_monitor;
 REVOKE ALL ON fastckpt_stat_memory, fastckpt_stat_tables, fastckpt_stat_recovery FROM PUBLIC;
 GRANT SELECT ON fastckpt_stat_memory, fastckpt_stat_tables, fastckpt_stat_recovery TO pg_monitor;
+
+-- Registered procedures (call logging).  The registry is a table of the
+-- extension so that registrations are transactional and survive restarts
+-- and pg_dump; users change it only through the functions below.
+CREATE TABLE fastckpt_procedure_registry (
+	routine regprocedure PRIMARY KEY,
+	definition xid NOT NULL,
+	registered_by regrole NOT NULL,
+	registered_at timestamptz NOT NULL DEFAULT now()
+);
+SELECT pg_catalog.pg_extension_config_dump('fastckpt_procedure_registry', '');
+REVOKE ALL ON fastckpt_procedure_registry FROM PUBLIC;
+GRANT SELECT ON fastckpt_procedure_registry TO PUBLIC;
+
+-- Log calls of a routine as CALL records where replay is sure to repeat
+-- them (the owner of the routine, or a superuser).
+CREATE FUNCTION fastckpt_register_procedure(regprocedure)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION fastckpt_unregister_procedure(regprocedure)
+RETURNS boolean
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+-- The transaction's start time and a seeded random number; a CALL record
+-- carries both, so replay sees the same values.
+CREATE FUNCTION fastckpt_txn_time()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME'
+LANGUAGE C STABLE;
+
+CREATE FUNCTION fastckpt_random()
+RETURNS double precision
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION fastckpt_procedure_stats_internal(
+	OUT routine oid,
+	OUT calls bigint,
+	OUT validated_calls bigint,
+	OUT call_records bigint,
+	OUT value_records bigint,
+	OUT fallbacks jsonb,
+	OUT last_fallback text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+-- calls: committed calls that wrote fastckpt rows; validated_calls: those
+-- that passed every check; fallbacks: the others by reason.
+CREATE VIEW fastckpt_procedures AS
+	SELECT r.routine,
+		   l.lanname AS language,
+		   r.registered_by,
+		   r.registered_at,
+		   (p.oid IS NULL OR p.xmin <> r.definition) AS redefined,
+		   coalesce(s.calls, 0) AS calls,
+		   coalesce(s.validated_calls, 0) AS validated_calls,
+		   coalesce(s.call_records, 0) AS call_records,
+		   coalesce(s.value_records, 0) AS value_records,
+		   coalesce(s.fallbacks, '{}'::jsonb) AS fallbacks,
+		   s.last_fallback
+	  FROM fastckpt_procedure_registry r
+	  LEFT JOIN pg_catalog.pg_proc p ON p.oid = r.routine::oid
+	  LEFT JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+	  LEFT JOIN fastckpt_procedure_stats_internal() s ON s.routine = r.routine::oid;
+
+GRANT SELECT ON fastckpt_procedures TO PUBLIC;

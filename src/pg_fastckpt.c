@@ -17,6 +17,7 @@
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
+#include "procs/procs.h"
 #include "recovery/gate.h"
 #include "store/slot.h"
 
@@ -92,6 +93,7 @@ fc_shmem_request(void)
 	RequestAddinShmemSpace(fc_log_shmem_size());
 	RequestAddinShmemSpace(fc_ckpt_shmem_size());
 	RequestAddinShmemSpace(fc_ckpt_load_shmem_size());
+	RequestAddinShmemSpace(fc_procs_shmem_size());
 	RequestNamedLWLockTranche(FC_SLOT_LOCK_TRANCHE, FC_SLOT_LOCKS);
 	RequestNamedLWLockTranche(FC_MISC_LOCK_TRANCHE, FC_MISC_LOCKS);
 }
@@ -109,6 +111,7 @@ fc_shmem_startup(void)
 	fc_log_shmem_init();
 	fc_ckpt_shmem_init();
 	fc_ckpt_load_shmem_init();
+	fc_procs_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -400,4 +403,5 @@ _PG_init(void)
 	fc_register_log_writer();
 	fc_register_checkpointer();
 	fc_register_planner_gate();
+	fc_register_call_hooks();
 }

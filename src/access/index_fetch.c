@@ -19,12 +19,29 @@
 
 #include "access/fastckpt_am.h"
 #include "store/table_store.h"
+#include "txn/read_set.h"
 #include "txn/write_set.h"
 
+/*
+ * Index probes inside a registered call.  A probe that returned no row to
+ * a query is a read of the whole table: a later insert of the key would
+ * change the call's outcome.  index_rescan resets the fetch state before
+ * each probe, and index_getnext resets it once more when the index has no
+ * more entries, so an empty probe shows as two resets with no row
+ * returned in between; the first of them comes before the index was
+ * searched, which is where the table's write count is taken.  A reset
+ * after a probe that returned rows, followed by a new probe, looks the
+ * same and is counted too: a needless fallback, never a missed read.
+ * Fetches without a reset before them are uniqueness and constraint
+ * checks, which PostgreSQL orders with row locks and waits.
+ */
 typedef struct FcIndexFetch
 {
 	IndexFetchTableData base;
 	FcTable    *tbl;
+	bool		reset_seen;		/* a probe has started */
+	bool		hit_since_reset;	/* a row went back to a query since */
+	FcTableReadMark mark;		/* taken at the last reset */
 } FcIndexFetch;
 
 IndexFetchTableData *
@@ -40,14 +57,23 @@ fc_index_fetch_begin(Relation rel)
 }
 
 void
-fc_index_fetch_reset(IndexFetchTableData *scan)
+fc_index_fetch_reset(IndexFetchTableData *sscan)
 {
+	FcIndexFetch *scan = (FcIndexFetch *) sscan;
+
+	if (likely(!fc_read_set_active))
+		return;
+	if (scan->reset_seen && !scan->hit_since_reset)
+		fc_read_note_table_at(scan->tbl, &scan->mark);
+	scan->reset_seen = true;
+	scan->hit_since_reset = false;
+	fc_read_mark(scan->tbl, &scan->mark);
 }
 
 void
-fc_index_fetch_end(IndexFetchTableData *scan)
+fc_index_fetch_end(IndexFetchTableData *sscan)
 {
-	pfree(scan);
+	pfree(sscan);
 }
 
 bool
@@ -74,6 +100,12 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	hdr = (FcSlotHeader *) sp;
 	LWLockAcquire(lock, LW_SHARED);
 	found = fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout), snapshot, &v);
+	if (unlikely(fc_read_set_active))
+	{
+		if (IsMVCCSnapshot(snapshot))
+			fc_read_note_row(scan->tbl, slotno, hdr, found ? &v : NULL, snapshot);
+		scan->hit_since_reset |= found;
+	}
 	if (found)
 		fc_store_version(slot, sscan->rel, slotno, &v);
 	else if (all_dead && (hdr->flags & FC_SLOT_USED))

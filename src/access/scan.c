@@ -28,6 +28,7 @@
 
 #include "access/fastckpt_am.h"
 #include "store/table_store.h"
+#include "txn/read_set.h"
 #include "txn/write_set.h"
 
 /*
@@ -46,6 +47,7 @@ fc_fetch_slot_version(Relation rel, FcTable *tbl, uint64 slotno,
 
 	LWLockAcquire(lock, LW_SHARED);
 	found = fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v);
+	fc_read_note_row(tbl, slotno, hdr, found ? &v : NULL, snapshot);
 	if (found)
 		fc_store_version(slot, rel, slotno, &v);
 	LWLockRelease(lock);
@@ -77,6 +79,8 @@ fc_scan_fetch(FcScanDesc *scan, uint64 slotno, TupleTableSlot *slot)
 	LWLockAcquire(lock, LW_SHARED);
 	found = fc_visible_version((FcSlotHeader *) sp, fc_pp_live(sp, &tbl->layout),
 							   scan->base.rs_snapshot, &v);
+	fc_read_note_row(tbl, slotno, (FcSlotHeader *) sp, found ? &v : NULL,
+					 scan->base.rs_snapshot);
 	if (found)
 		fc_store_version_buffered(slot, rel, slotno, &v, &scan->buf,
 								  &scan->buf_cap, tbl->layout.image_capacity);
@@ -116,6 +120,9 @@ fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	if (pscan != NULL)
 		scan->next_slot = scan->end_slot = 0;	/* blocks come from pscan */
 
+	/* a registered call that scans may miss rows inserted meanwhile */
+	if (unlikely(fc_read_set_active) && snapshot && IsMVCCSnapshot(snapshot))
+		fc_read_note_table(scan->tbl);
 	if (flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
 	return (TableScanDesc) scan;

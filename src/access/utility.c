@@ -21,6 +21,7 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_proc.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -31,6 +32,7 @@
 
 #include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
+#include "procs/procs.h"
 #include "txn/write_set.h"
 
 static ProcessUtility_hook_type prev_process_utility = NULL;
@@ -228,7 +230,10 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 								queryEnv, dest, qc);
 }
 
-/* Free the storage of dropped fastckpt tables (and databases) at commit. */
+/*
+ * Free the storage of dropped fastckpt tables (and databases) at commit;
+ * a dropped registered routine leaves the registry with the same commit.
+ */
 static void
 fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 				 void *arg)
@@ -265,6 +270,8 @@ fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	}
 	else if (classId == DatabaseRelationId)
 		fc_pending_drop_database(objectId);
+	else if (classId == ProcedureRelationId && subId == 0)
+		fc_proc_dropped(objectId);
 }
 
 void

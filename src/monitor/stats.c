@@ -19,6 +19,7 @@
 #include "ckpt/checkpoint.h"
 #include "access/fastckpt_am.h"
 #include "log/log.h"
+#include "procs/procs.h"
 #include "recovery/gate.h"
 #include "store/arena.h"
 #include "store/table_store.h"
@@ -243,8 +244,9 @@ fastckpt_stat_log_internal(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	FcLogStats	stats;
 	uint64		commits;
-	Datum		values[17];
-	bool		nulls[17] = {0};
+	uint64		fallbacks[FC_FALLBACK_NREASONS];
+	Datum		values[18];
+	bool		nulls[18] = {0};
 
 	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_log");
 	fc_log_stats_get(&stats);
@@ -268,6 +270,8 @@ fastckpt_stat_log_internal(PG_FUNCTION_ARGS)
 	values[15] = BoolGetDatum(stats.failing);
 	values[16] = CStringGetTextDatum(stats.last_error);
 	nulls[16] = (stats.last_error[0] == '\0');
+	fc_procs_fallback_totals(fallbacks);
+	values[17] = fc_fallbacks_jsonb(fallbacks);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -323,5 +327,6 @@ Datum
 fastckpt_stat_reset(PG_FUNCTION_ARGS)
 {
 	fc_log_stats_reset();
+	fc_procs_stats_reset();
 	PG_RETURN_VOID();
 }

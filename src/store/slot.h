@@ -44,9 +44,10 @@
 #define FC_SLOT_LOCK_TRANCHE	"pg_fastckpt_slot"
 #define FC_SLOT_LOCKS			4096
 #define FC_MISC_LOCK_TRANCHE	"pg_fastckpt"
-#define FC_MISC_LOCKS			2
+#define FC_MISC_LOCKS			3
 #define FC_LOCK_DIRECTORY		0	/* table directory hash */
 #define FC_LOCK_INSTALL			1	/* commit install latch */
+#define FC_LOCK_PROCS			2	/* registered procedures' counters */
 
 /* FcSlotHeader.flags */
 #define FC_SLOT_USED			0x0001	/* holds a row (possibly dead) */
@@ -150,6 +151,8 @@ typedef struct FcTable
 	slock_t		alloc_lock;		/* protects the fields down to dir */
 	pg_atomic_uint64 nslots;	/* slots handed out (high-water mark) */
 	pg_atomic_uint64 live_rows; /* committed rows (int64 in two's complement) */
+	pg_atomic_uint64 write_count;	/* row writes so far, counted after
+									 * each is done (call validation) */
 	uint64		free_slot_head; /* slotno + 1 of first free slot, or 0 */
 	uint64		nfree_slots;
 	uint64		npages;			/* slot pages */

@@ -129,6 +129,7 @@ fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
 	SpinLockInit(&tbl->alloc_lock);
 	pg_atomic_init_u64(&tbl->nslots, 0);
 	pg_atomic_init_u64(&tbl->live_rows, 0);
+	pg_atomic_init_u64(&tbl->write_count, 0);
 	fc_undo_init_table(tbl);
 	if (keep_existing)
 		tbl->create_csn = 1;	/* a committed table, empty */

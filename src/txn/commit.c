@@ -45,8 +45,10 @@
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
+#include "procs/procs.h"
 #include "recovery/gate.h"
 #include "store/table_store.h"
+#include "txn/read_set.h"
 #include "txn/write_set.h"
 
 /* A record being built; grows up to FC_LOG_MAX_RECORD. */
@@ -214,6 +216,7 @@ fc_commit_pre_commit(void)
 	uint64		phase;
 	FcTable    *prev_tbl = NULL;
 	uint64		prev_slot = 0;
+	int			verdict;
 
 	fc_elr_wait_lsn = 0;
 	if (fc_read_wait_lsn != 0)
@@ -280,6 +283,7 @@ fc_commit_pre_commit(void)
 	 */
 	needs_clog = (changes != NIL || XactLastRecEnd != InvalidXLogRecPtr ||
 				  estimate > FC_LOG_MAX_RECORD || entries >= PG_UINT16_MAX);
+	verdict = fc_call_verdict_at_commit(changes != NIL);
 	if (needs_clog)
 	{
 		/*
@@ -300,6 +304,13 @@ fc_commit_pre_commit(void)
 	phase = fc_pp_phase();
 	csn = fc_log_next_csn();
 	fc_ckpt_publish_csn(csn);
+
+	/*
+	 * A call's reads are validated only now: every transaction with a
+	 * smaller CSN has done its writes (read_set.c).
+	 */
+	if (verdict == FC_FALLBACK_NONE && !fc_read_set_validate())
+		verdict = FC_FALLBACK_READ_CONFLICT;
 
 	if (changes != NIL)
 	{
@@ -365,6 +376,8 @@ fc_commit_pre_commit(void)
 	fc_write_set_installed(phase);
 	list_free(new_tables);
 	list_free(changes);
+	if (verdict >= 0)
+		fc_call_count((FcFallback) verdict);
 
 	if (fc_rb.nrecords == 0)
 		return;

@@ -21,6 +21,7 @@
 
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
+#include "procs/procs.h"
 #include "store/table_store.h"
 #include "store/undo.h"
 #include "txn/write_set.h"
@@ -52,6 +53,8 @@ fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid)
 			fc_writes = repalloc(fc_writes, newcap * sizeof(FcWrite));
 		fc_writes_cap = newcap;
 	}
+	if (unlikely(fc_call_finished))
+		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
 	w = &fc_writes[fc_nwrites++];
 	w->tbl = tbl;
 	w->generation = tbl->generation;
@@ -227,12 +230,14 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_commit_pre_commit();
 			break;
 		case XACT_EVENT_COMMIT:
+			fc_call_at_xact_end();
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(true);
 			fc_commit_at_end();
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
+			fc_call_at_xact_end();
 			fc_commit_at_abort();
 			fc_write_set_rollback(0);
 			fc_write_set_reset();
@@ -267,6 +272,7 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			fc_pending_drops_at_subxact_end(true, level);
 			break;
 		case SUBXACT_EVENT_ABORT_SUB:
+			fc_call_at_subxact_abort();
 			fc_write_set_rollback(level);
 			fc_pending_drops_at_subxact_end(false, level);
 			break;

@@ -1,0 +1,220 @@
+--
+-- procedures: registering routines for call logging, and which calls pass
+-- the checks that would let them be logged as one CALL record.  Each
+-- fallback reason is produced here once (read conflicts need a second
+-- session: test/isolation/specs/call_read_conflict.spec).
+--
+SELECT fastckpt_stat_reset();
+
+CREATE TABLE pr_accounts (aid int PRIMARY KEY, abalance int NOT NULL) USING fastckpt;
+CREATE TABLE pr_history (aid int, delta int, mtime timestamptz) USING fastckpt;
+CREATE TABLE pr_heap (aid int, delta int) USING heap;
+INSERT INTO pr_accounts SELECT g, 0 FROM generate_series(1, 10) g;
+
+-- a TPC-B style routine that follows the rules
+CREATE FUNCTION pr_transfer(p_aid int, p_delta int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+	bal int;
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + p_delta WHERE aid = p_aid;
+	SELECT abalance INTO bal FROM pr_accounts WHERE aid = p_aid;
+	INSERT INTO pr_history VALUES (p_aid, p_delta, fastckpt_txn_time());
+	RETURN bal;
+END $$;
+
+-- what cannot be registered
+SELECT fastckpt_register_procedure('fastckpt_random()');
+SELECT fastckpt_register_procedure('sum(int)');
+SELECT fastckpt_register_procedure('generate_series(int, int)');
+CREATE FUNCTION pr_not_mine() RETURNS int LANGUAGE sql AS 'SELECT 1';
+CREATE ROLE pr_other;
+GRANT USAGE ON SCHEMA public TO pr_other;
+SET ROLE pr_other;
+SELECT fastckpt_register_procedure('pr_not_mine()');
+RESET ROLE;
+
+SELECT fastckpt_register_procedure('pr_transfer(int, int)');
+SELECT fastckpt_register_procedure('pr_transfer(int, int)');	-- again: fine
+SELECT routine, language, redefined, calls FROM fastckpt_procedures;
+
+-- a clean call, as a top-level SELECT and as a prepared statement
+SELECT pr_transfer(1, 10);
+PREPARE pr_call(int, int) AS SELECT pr_transfer($1, $2);
+EXECUTE pr_call(2, 5);	-- EXECUTE is not a top-level call of the routine
+SELECT routine, calls, validated_calls, call_records, value_records, fallbacks, last_fallback
+  FROM fastckpt_procedures;
+
+-- writes_outside_call: another statement of the transaction wrote too
+BEGIN;
+INSERT INTO pr_history VALUES (0, 0, NULL);
+SELECT pr_transfer(3, 1);
+COMMIT;
+BEGIN;
+SELECT pr_transfer(3, 1);
+UPDATE pr_accounts SET abalance = abalance WHERE aid = 4;
+COMMIT;
+SELECT calls, validated_calls, fallbacks, last_fallback FROM fastckpt_procedures;
+
+-- arguments: a value that is not fixed
+SELECT pr_transfer(5, (random() * 0)::int);
+SELECT fallbacks->'arguments' AS arguments FROM fastckpt_procedures;
+
+-- redefined: changed after registration, until registered again
+CREATE OR REPLACE FUNCTION pr_transfer(p_aid int, p_delta int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+	bal int;
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + p_delta WHERE aid = p_aid
+	RETURNING abalance INTO bal;
+	INSERT INTO pr_history VALUES (p_aid, p_delta, fastckpt_txn_time());
+	RETURN bal;
+END $$;
+SELECT redefined FROM fastckpt_procedures;
+SELECT pr_transfer(6, 1);
+SELECT fallbacks->'redefined' AS redefined_calls FROM fastckpt_procedures;
+SELECT fastckpt_register_procedure('pr_transfer(int, int)');
+SELECT redefined FROM fastckpt_procedures;
+SELECT pr_transfer(6, 1);
+SELECT validated_calls FROM fastckpt_procedures;
+
+-- non_fastckpt_relation: a heap table inside the call
+CREATE FUNCTION pr_with_heap(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + 1 WHERE aid = p_aid;
+	INSERT INTO pr_heap VALUES (p_aid, 1);
+END $$;
+SELECT fastckpt_register_procedure('pr_with_heap(int)');
+SELECT pr_with_heap(7);
+
+-- nondeterministic: the clock in a query, random() in a PL/pgSQL
+-- expression, a sequence, a user trigger, an unregistered routine
+CREATE FUNCTION pr_clock(p_aid int) RETURNS void
+LANGUAGE sql AS $$
+	INSERT INTO pr_history VALUES (p_aid, 0, now());
+$$;
+CREATE FUNCTION pr_dice(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	d int;
+BEGIN
+	d := (random() * 0)::int;
+	UPDATE pr_accounts SET abalance = abalance + d WHERE aid = p_aid;
+END $$;
+CREATE SEQUENCE pr_seq;
+CREATE FUNCTION pr_numbered(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO pr_history VALUES (p_aid, nextval('pr_seq')::int, NULL);
+END $$;
+CREATE FUNCTION pr_helper(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + 1 WHERE aid = p_aid;
+END $$;
+CREATE FUNCTION pr_outer(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pr_helper(p_aid);
+END $$;
+SELECT fastckpt_register_procedure('pr_clock(int)');
+SELECT fastckpt_register_procedure('pr_dice(int)');
+SELECT fastckpt_register_procedure('pr_numbered(int)');
+SELECT fastckpt_register_procedure('pr_outer(int)');
+SELECT pr_clock(1);
+SELECT pr_dice(1);
+SELECT pr_numbered(1);
+SELECT pr_outer(1);
+-- registering the helper too makes the outer routine clean
+SELECT fastckpt_register_procedure('pr_helper(int)');
+SELECT pr_outer(1);
+
+CREATE TABLE pr_audited (aid int, n int) USING fastckpt;
+CREATE FUNCTION pr_audit_trigger() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	NEW.n := 1;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER pr_audit BEFORE INSERT ON pr_audited
+	FOR EACH ROW EXECUTE FUNCTION pr_audit_trigger();
+CREATE FUNCTION pr_insert_audited(p_aid int) RETURNS void
+LANGUAGE sql AS 'INSERT INTO pr_audited VALUES (p_aid, 0)';
+SELECT fastckpt_register_procedure('pr_insert_audited(int)');
+SELECT pr_insert_audited(1);
+
+-- transaction_control: a procedure that commits inside
+CREATE PROCEDURE pr_batch(p_aid int)
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + 1 WHERE aid = p_aid;
+	COMMIT;
+	UPDATE pr_accounts SET abalance = abalance + 1 WHERE aid = p_aid;
+END $$;
+SELECT fastckpt_register_procedure('pr_batch(int)');
+CALL pr_batch(8);
+
+-- a procedure called with CALL, cleanly; and an exception caught inside
+CREATE PROCEDURE pr_deposit(p_aid int, p_delta int)
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + p_delta WHERE aid = p_aid;
+END $$;
+CREATE PROCEDURE pr_careful(p_aid int)
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + 1 WHERE aid = p_aid;
+	BEGIN
+		PERFORM 1 / 0;
+	EXCEPTION WHEN division_by_zero THEN
+		NULL;
+	END;
+END $$;
+SELECT fastckpt_register_procedure('pr_deposit(int, int)');
+SELECT fastckpt_register_procedure('pr_careful(int)');
+CALL pr_deposit(9, 3);
+CALL pr_careful(9);
+
+-- a call that fails counts nothing; one that writes nothing neither
+SELECT pr_transfer(1, NULL);
+CREATE FUNCTION pr_reader(p_aid int) RETURNS int
+LANGUAGE sql AS 'SELECT abalance FROM pr_accounts WHERE aid = p_aid';
+SELECT fastckpt_register_procedure('pr_reader(int)');
+SELECT pr_reader(1);
+
+SELECT routine, calls, validated_calls, fallbacks, last_fallback
+  FROM fastckpt_procedures ORDER BY routine::text;
+SELECT call_fallbacks FROM fastckpt_stat_log;
+
+-- the helpers: the transaction's start time, and numbers in [0, 1)
+BEGIN;
+SELECT fastckpt_txn_time() = now() AS txn_time_is_start;
+SELECT count(*) FILTER (WHERE r >= 0 AND r < 1) AS in_range,
+	   count(DISTINCT r) > 90 AS varied
+  FROM (SELECT fastckpt_random() AS r FROM generate_series(1, 100)) s;
+COMMIT;
+
+-- unregistering
+SELECT fastckpt_unregister_procedure('pr_reader(int)');
+SELECT fastckpt_unregister_procedure('pr_reader(int)');
+SET ROLE pr_other;
+SELECT fastckpt_unregister_procedure('pr_transfer(int, int)');
+INSERT INTO fastckpt_procedure_registry VALUES ('pr_not_mine()', '0', 'pr_other');
+RESET ROLE;
+SELECT count(*) AS registered FROM fastckpt_procedures;
+
+-- the balances are what the calls did, whichever way they were logged
+SELECT sum(abalance) AS total FROM pr_accounts;
+
+DROP TABLE pr_accounts, pr_history, pr_heap, pr_audited;
+DROP FUNCTION pr_transfer, pr_with_heap, pr_clock, pr_dice, pr_numbered,
+	pr_helper, pr_outer, pr_audit_trigger, pr_insert_audited, pr_reader,
+	pr_not_mine;
+DROP PROCEDURE pr_batch, pr_deposit, pr_careful;
+DROP SEQUENCE pr_seq;
+SELECT count(*) AS left_registered FROM fastckpt_procedures WHERE routine IS NOT NULL;
+DELETE FROM fastckpt_procedure_registry;
+REVOKE USAGE ON SCHEMA public FROM pr_other;
+DROP ROLE pr_other;

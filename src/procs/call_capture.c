@@ -1,0 +1,484 @@
+/*-------------------------------------------------------------------------
+ *
+ * call_capture.c
+ *	  Recognise a top-level call of a registered routine, follow it while
+ *	  it runs, and decide at commit how its transaction is logged.
+ *
+ * A call is a client statement that is exactly `SELECT f(args)` (a Result
+ * plan computing one registered function) or `CALL p(args)` of a
+ * registered procedure, with arguments that are constants, parameters, or
+ * immutable expressions of them.  While it runs, every query it executes
+ * is checked (determinism.c) and what it reads is recorded (read_set.c).
+ * Anything replay could not repeat taints the call with a reason; the
+ * first reason is the one counted.
+ *
+ * At commit the transaction is logged as one CALL record only if the
+ * call is untainted, its reads are still current, it was the only
+ * writer of fastckpt rows in its transaction, and the routine is the
+ * version that was registered.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "tcop/utility.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "procs/procs.h"
+#include "txn/read_set.h"
+#include "txn/write_set.h"
+
+typedef enum FcCallState
+{
+	FC_CALL_NONE,				/* no call in this transaction */
+	FC_CALL_RUNNING,
+	FC_CALL_DONE				/* returned; its transaction goes on */
+} FcCallState;
+
+typedef struct FcCall
+{
+	FcCallState state;
+	Oid			funcid;
+	TransactionId definition;	/* pg_proc row version at registration */
+	Oid			role;			/* replay runs as this role */
+	TimestampTz txn_time;
+	FcFallback	taint;
+	bool		counted;		/* in the stats (once per call) */
+	QueryDesc  *query;			/* the SELECT that makes the call */
+	char	   *args;			/* serialized argument values */
+	Size		args_len;
+	Size		args_cap;
+} FcCall;
+
+bool		fc_call_active = false;
+bool		fc_call_finished = false;
+
+static FcCall fc_call;
+static int	fc_nesting = 0;		/* executor and utility depth */
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorRun_hook_type prev_executor_run = NULL;
+static ExecutorFinish_hook_type prev_executor_finish = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+static void
+fc_call_set_state(FcCallState state)
+{
+	fc_call.state = state;
+	fc_call_active = (state == FC_CALL_RUNNING);
+	fc_call_finished = (state == FC_CALL_DONE);
+}
+
+void
+fc_call_taint(FcFallback reason)
+{
+	if (fc_call.state == FC_CALL_NONE || fc_call.taint != FC_FALLBACK_NONE)
+		return;
+	fc_call.taint = reason;
+	fc_read_set_reset();		/* no need to track reads any further */
+}
+
+bool
+fc_call_tainted(void)
+{
+	return fc_call.taint != FC_FALLBACK_NONE;
+}
+
+static void
+fc_call_reset(void)
+{
+	fc_call_set_state(FC_CALL_NONE);
+	fc_call.taint = FC_FALLBACK_NONE;
+	fc_call.counted = false;
+	fc_call.query = NULL;
+	fc_read_set_reset();
+}
+
+/* Append one argument value, as parallel query ships datums. */
+static void
+fc_args_append(Datum value, bool isnull, Oid type)
+{
+	int16		typlen;
+	bool		typbyval;
+	Size		need;
+	char	   *pos;
+
+	get_typlenbyval(type, &typlen, &typbyval);
+	need = datumEstimateSpace(value, isnull, typbyval, typlen);
+	if (fc_call.args_len + need > fc_call.args_cap)
+	{
+		Size		cap = Max(fc_call.args_cap * 2, fc_call.args_len + need + 256);
+
+		fc_call.args = fc_call.args == NULL ?
+			MemoryContextAlloc(TopMemoryContext, cap) : repalloc(fc_call.args, cap);
+		fc_call.args_cap = cap;
+	}
+	pos = fc_call.args + fc_call.args_len;
+	datumSerialize(value, isnull, typbyval, typlen, &pos);
+	fc_call.args_len = pos - fc_call.args;
+}
+
+/*
+ * Evaluate and keep the argument values.  Only constants, parameters and
+ * immutable expressions of them: anything else could have effects of its
+ * own, or give another value at replay.
+ */
+static bool
+fc_capture_args(List *args, ParamListInfo params)
+{
+	EState	   *estate;
+	ListCell   *lc;
+
+	fc_call.args_len = 0;
+	foreach(lc, args)
+	{
+		Node	   *arg = (Node *) lfirst(lc);
+
+		if (contain_mutable_functions(arg) || contain_subplans(arg))
+			return false;
+	}
+	estate = CreateExecutorState();
+	estate->es_param_list_info = params;
+	foreach(lc, args)
+	{
+		Expr	   *arg = (Expr *) lfirst(lc);
+		ExprState  *state = ExecPrepareExpr(arg, estate);
+		bool		isnull;
+		Datum		value;
+
+		value = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
+		fc_args_append(value, isnull, exprType((Node *) arg));
+	}
+	FreeExecutorState(estate);
+	return true;
+}
+
+static Oid
+fc_func_language(Oid funcid)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	Oid			lang = InvalidOid;
+
+	if (HeapTupleIsValid(tup))
+	{
+		lang = ((Form_pg_proc) GETSTRUCT(tup))->prolang;
+		ReleaseSysCache(tup);
+	}
+	return lang;
+}
+
+static void
+fc_call_begin(Oid funcid, TransactionId definition, List *args,
+			  ParamListInfo params)
+{
+	fc_call_reset();
+	fc_call_set_state(FC_CALL_RUNNING);
+	fc_call.funcid = funcid;
+	fc_call.definition = definition;
+	fc_call.role = GetUserId();
+	fc_call.txn_time = GetCurrentTransactionStartTimestamp();
+	fc_helpers_begin_call();
+	fc_read_set_begin();
+
+	if (fc_write_set_size() > 0 || fc_pending_changes_exist())
+		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
+	if (fc_func_language(funcid) != SQLlanguageId && !fc_plpgsql_plugin_installed())
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+	if (!fc_capture_args(args, params))
+		fc_call_taint(FC_FALLBACK_ARGUMENTS);
+}
+
+/* Is this top-level query `SELECT f(args)` of a registered f? */
+static void
+fc_maybe_begin_select_call(QueryDesc *qd)
+{
+	PlannedStmt *pstmt = qd->plannedstmt;
+	Result	   *result = (Result *) pstmt->planTree;
+	TargetEntry *tle;
+	FuncExpr   *fexpr;
+	TransactionId definition;
+
+	if (pstmt->commandType != CMD_SELECT || result == NULL || !IsA(result, Result) ||
+		result->plan.lefttree != NULL || result->plan.qual != NIL ||
+		result->resconstantqual != NULL ||
+		list_length(result->plan.targetlist) != 1)
+		return;
+	tle = linitial_node(TargetEntry, result->plan.targetlist);
+	if (!IsA(tle->expr, FuncExpr))
+		return;
+	fexpr = (FuncExpr *) tle->expr;
+	if (fexpr->funcretset || !fc_proc_is_registered(fexpr->funcid, &definition))
+		return;
+	fc_call_begin(fexpr->funcid, definition, fexpr->args, qd->params);
+	fc_call.query = qd;
+}
+
+/* User triggers run code no plan shows: replay cannot vouch for it. */
+static void
+fc_check_triggers(QueryDesc *qd)
+{
+	ListCell   *lc;
+
+	foreach(lc, qd->estate->es_opened_result_relations)
+	{
+		ResultRelInfo *rri = (ResultRelInfo *) lfirst(lc);
+		TriggerDesc *td = rri->ri_TrigDesc;
+
+		for (int i = 0; td != NULL && i < td->numtriggers; i++)
+			if (!td->triggers[i].tgisinternal)
+			{
+				fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+				return;
+			}
+	}
+}
+
+static void
+fc_executor_start(QueryDesc *qd, int eflags)
+{
+	bool		nested_check = false;
+
+	if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		fc_maybe_begin_select_call(qd);
+	else if (fc_call_active && !fc_call_tainted())
+	{
+		FcFallback	reason = fc_plan_replayable(qd->plannedstmt);
+
+		if (reason != FC_FALLBACK_NONE)
+			fc_call_taint(reason);
+		nested_check = true;
+	}
+
+	if (prev_executor_start)
+		prev_executor_start(qd, eflags);
+	else
+		standard_ExecutorStart(qd, eflags);
+
+	if (nested_check && !fc_call_tainted())
+		fc_check_triggers(qd);
+}
+
+static void
+fc_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count,
+				bool execute_once)
+{
+	fc_nesting++;
+	PG_TRY();
+	{
+		if (prev_executor_run)
+			prev_executor_run(qd, direction, count, execute_once);
+		else
+			standard_ExecutorRun(qd, direction, count, execute_once);
+	}
+	PG_CATCH();
+	{
+		fc_nesting--;
+		if (fc_call.query == qd)
+			fc_call_reset();	/* the call failed: it wrote nothing */
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	fc_nesting--;
+
+	/* a Result plan computes its one row, the call, in its first run */
+	if (fc_call.query == qd && fc_call.state == FC_CALL_RUNNING)
+		fc_call_set_state(FC_CALL_DONE);
+}
+
+static void
+fc_executor_finish(QueryDesc *qd)
+{
+	fc_nesting++;
+	PG_TRY();
+	{
+		if (prev_executor_finish)
+			prev_executor_finish(qd);
+		else
+			standard_ExecutorFinish(qd);
+	}
+	PG_CATCH();
+	{
+		fc_nesting--;
+		if (fc_call.query == qd)
+			fc_call_reset();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	fc_nesting--;
+}
+
+static void
+fc_executor_end(QueryDesc *qd)
+{
+	if (fc_call.query == qd && fc_call.state == FC_CALL_RUNNING)
+	{
+		fc_call_set_state(FC_CALL_DONE);
+		fc_call.query = NULL;
+	}
+	if (prev_executor_end)
+		prev_executor_end(qd);
+	else
+		standard_ExecutorEnd(qd);
+}
+
+/* A utility statement run by a call: only a CALL replay can repeat. */
+static void
+fc_check_nested_utility(Node *stmt)
+{
+	if (IsA(stmt, CallStmt))
+	{
+		FuncExpr   *fexpr = ((CallStmt *) stmt)->funcexpr;
+
+		if (!fc_function_replayable(fexpr->funcid) ||
+			!fc_expr_replayable((Node *) fexpr->args))
+			fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+	}
+	else
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+static void
+fc_process_utility(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+	bool		is_call = false;
+
+	if (fc_nesting == 0 && IsA(stmt, CallStmt))
+	{
+		FuncExpr   *fexpr = ((CallStmt *) stmt)->funcexpr;
+		TransactionId definition;
+
+		if (fexpr != NULL && fc_proc_is_registered(fexpr->funcid, &definition))
+		{
+			fc_call_begin(fexpr->funcid, definition, fexpr->args, params);
+			is_call = true;
+		}
+	}
+	else if (fc_call_active && !fc_call_tainted())
+		fc_check_nested_utility(stmt);
+
+	fc_nesting++;
+	PG_TRY();
+	{
+		if (prev_process_utility)
+			prev_process_utility(pstmt, queryString, readOnlyTree, context,
+								 params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		fc_nesting--;
+		if (is_call)
+			fc_call_reset();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	fc_nesting--;
+	if (is_call && fc_call.state == FC_CALL_RUNNING)
+		fc_call_set_state(FC_CALL_DONE);
+}
+
+/*
+ * How to log the committing transaction: -1 if it made no registered
+ * call, else FC_FALLBACK_NONE for a call that passed every check so far
+ * (the read set is validated later, after the CSN), or the reason not to.
+ * Heap writes elsewhere in the transaction do not matter: WAL keeps them,
+ * and the record is replayed only if PostgreSQL's commit log says so.
+ * Tables created, truncated or dropped do: replay would not see them as
+ * the call did.
+ */
+int
+fc_call_verdict_at_commit(bool storage_changes)
+{
+	HeapTuple	tup;
+
+	if (fc_call.state == FC_CALL_NONE)
+		return -1;
+	if (fc_call.state == FC_CALL_RUNNING)
+		fc_call_taint(FC_FALLBACK_TRANSACTION_CONTROL);
+	if (storage_changes)
+		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
+	if (fc_call.taint == FC_FALLBACK_NONE)
+	{
+		tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fc_call.funcid));
+		if (!HeapTupleIsValid(tup))
+			fc_call_taint(FC_FALLBACK_REDEFINED);
+		else
+		{
+			if (HeapTupleHeaderGetRawXmin(tup->t_data) != fc_call.definition)
+				fc_call_taint(FC_FALLBACK_REDEFINED);
+			ReleaseSysCache(tup);
+		}
+	}
+	return (int) fc_call.taint;
+}
+
+/* The call's transaction committed (the first, if it commits inside). */
+void
+fc_call_count(FcFallback verdict)
+{
+	if (fc_call.state == FC_CALL_NONE || fc_call.counted)
+		return;
+	fc_proc_count(fc_call.funcid, verdict);
+	fc_call.counted = true;
+}
+
+/*
+ * The transaction ended.  A CALL that commits or rolls back inside keeps
+ * running into the next transaction, as one that cannot be a CALL record.
+ */
+void
+fc_call_at_xact_end(void)
+{
+	if (fc_call.state == FC_CALL_RUNNING)
+	{
+		fc_call_taint(FC_FALLBACK_TRANSACTION_CONTROL);
+		return;
+	}
+	fc_call_reset();
+}
+
+/* An error caught inside the call, by an exception block. */
+void
+fc_call_at_subxact_abort(void)
+{
+	if (fc_call_active)
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+void
+fc_register_call_hooks(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = fc_executor_start;
+	prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = fc_executor_run;
+	prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = fc_executor_finish;
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = fc_executor_end;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = fc_process_utility;
+	fc_procs_register_callbacks();
+	fc_install_plpgsql_plugin();
+}

@@ -1,0 +1,483 @@
+/*-------------------------------------------------------------------------
+ *
+ * determinism.c
+ *	  Would replaying a registered call compute the same writes?
+ *
+ * Replay re-executes the call against exactly the rows it read (the read
+ * set checks that), so what remains is everything else a routine can
+ * consult.  Allowed inside a call:
+ *
+ * - immutable functions and operators, registered routines, and the
+ *   helpers fastckpt_txn_time() and fastckpt_random(), which replay with
+ *   the logged transaction time and seed;
+ * - CURRENT_USER and friends (replay runs as the calling role);
+ * - plan nodes listed below, over fastckpt tables only.
+ *
+ * Anything else (now(), random(), nextval(), a heap table, a user trigger,
+ * parallel query, a plan node not listed) makes the call fall back to row
+ * images.  Queries are checked as the executor starts them, cached plans
+ * included.  PL/pgSQL evaluates simple expressions (x := now()) without
+ * the executor, so a PL/pgSQL plugin checks each statement's expressions
+ * before and after it runs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/stratnum.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "fmgr.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/parsetree.h"
+#include "plpgsql.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "access/fastckpt_am.h"
+#include "procs/procs.h"
+#include "store/table_store.h"
+#include "txn/read_set.h"
+
+static PLpgSQL_plugin fc_plpgsql_plugin;
+static PLpgSQL_plugin **fc_plpgsql_plugin_ptr = NULL;
+
+bool
+fc_function_replayable(Oid funcid)
+{
+	if (func_volatile(funcid) == PROVOLATILE_IMMUTABLE)
+		return true;
+	if (funcid == fc_helper_oid("fastckpt_txn_time") ||
+		funcid == fc_helper_oid("fastckpt_random"))
+		return true;
+	return fc_proc_is_registered(funcid, NULL);
+}
+
+static bool
+fc_function_not_replayable(Oid funcid, void *context)
+{
+	return !fc_function_replayable(funcid);
+}
+
+static bool
+fc_expr_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, fc_function_not_replayable, context))
+		return true;
+	if (IsA(node, SQLValueFunction))
+	{
+		switch (((SQLValueFunction *) node)->op)
+		{
+			case SVFOP_CURRENT_ROLE:
+			case SVFOP_CURRENT_USER:
+			case SVFOP_USER:
+			case SVFOP_CURRENT_CATALOG:
+			case SVFOP_CURRENT_SCHEMA:
+				return false;
+			default:
+				return true;	/* the clock, or the session's user */
+		}
+	}
+	if (IsA(node, NextValueExpr))
+		return true;
+	if (IsA(node, Query))
+		return true;			/* sublinks are planned as SubPlans */
+	return expression_tree_walker(node, fc_expr_walker, context);
+}
+
+/* Can this expression be evaluated again at replay with the same result? */
+bool
+fc_expr_replayable(Node *node)
+{
+	return !fc_expr_walker(node, NULL);
+}
+
+/*
+ * Does the index scan fetch one row by its whole unique key?  Then a row
+ * it returns is a row read; any other index scan may miss rows inserted
+ * meanwhile and reads the whole table.
+ */
+static bool
+fc_unique_point_lookup(Oid indexid, List *indexqual)
+{
+	Relation	index = relation_open(indexid, NoLock);
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	Bitmapset  *bound = NULL;
+	ListCell   *lc;
+	bool		result;
+
+	if (!index->rd_index->indisunique || index->rd_rel->relam != BTREE_AM_OID)
+	{
+		relation_close(index, NoLock);
+		return false;
+	}
+	foreach(lc, indexqual)
+	{
+		OpExpr	   *op = (OpExpr *) lfirst(lc);
+		Var		   *var;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+			continue;
+		var = (Var *) linitial(op->args);
+		if (IsA(var, RelabelType))
+			var = (Var *) ((RelabelType *) var)->arg;
+		if (!IsA(var, Var) || var->varattno < 1 || var->varattno > nkeys)
+			continue;
+		if (get_op_opfamily_strategy(op->opno, index->rd_opfamily[var->varattno - 1]) ==
+			BTEqualStrategyNumber)
+			bound = bms_add_member(bound, var->varattno);
+	}
+	result = bms_num_members(bound) == nkeys;
+	relation_close(index, NoLock);
+	bms_free(bound);
+	return result;
+}
+
+/* An index scan that is not a point lookup reads its whole table. */
+static void
+fc_index_scan_read(PlannedStmt *pstmt, Index scanrelid, Oid indexid, List *indexqual)
+{
+	RangeTblEntry *rte = rt_fetch(scanrelid, pstmt->rtable);
+	Relation	rel;
+
+	if (!fc_read_set_active || fc_unique_point_lookup(indexid, indexqual))
+		return;
+	rel = relation_open(rte->relid, NoLock);
+	if (rel->rd_tableam == fc_table_am_routine())
+		fc_read_note_table(fc_table_for_rel(rel));
+	relation_close(rel, NoLock);
+}
+
+typedef struct FcPlanCheck
+{
+	PlannedStmt *pstmt;
+	FcFallback	reason;
+} FcPlanCheck;
+
+static bool
+fc_exprs_bad(FcPlanCheck *check, List *exprs)
+{
+	if (fc_expr_walker((Node *) exprs, NULL))
+	{
+		check->reason = FC_FALLBACK_NONDETERMINISTIC;
+		return true;
+	}
+	return false;
+}
+
+static bool fc_plan_walk(FcPlanCheck *check, Plan *plan);
+
+static bool
+fc_plans_walk(FcPlanCheck *check, List *plans)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		if (fc_plan_walk(check, (Plan *) lfirst(lc)))
+			return true;
+	return false;
+}
+
+/* Returns true (with check->reason) at the first thing replay cannot repeat. */
+static bool
+fc_plan_walk(FcPlanCheck *check, Plan *plan)
+{
+	if (plan == NULL)
+		return false;
+	if (fc_exprs_bad(check, plan->targetlist) || fc_exprs_bad(check, plan->qual))
+		return true;
+
+	switch (nodeTag(plan))
+	{
+		case T_Result:
+			if (fc_exprs_bad(check, (List *) ((Result *) plan)->resconstantqual))
+				return true;
+			break;
+		case T_ModifyTable:
+			{
+				ModifyTable *mt = (ModifyTable *) plan;
+
+				if (fc_exprs_bad(check, mt->returningLists) ||
+					fc_exprs_bad(check, mt->onConflictSet) ||
+					fc_exprs_bad(check, (List *) mt->onConflictWhere) ||
+					fc_exprs_bad(check, mt->withCheckOptionLists) ||
+					fc_exprs_bad(check, mt->mergeActionLists))
+					return true;
+				break;
+			}
+		case T_Append:
+			if (((Append *) plan)->part_prune_info != NULL)
+				goto unsupported;
+			return fc_plans_walk(check, ((Append *) plan)->appendplans);
+		case T_MergeAppend:
+			if (((MergeAppend *) plan)->part_prune_info != NULL)
+				goto unsupported;
+			return fc_plans_walk(check, ((MergeAppend *) plan)->mergeplans);
+		case T_BitmapAnd:
+			return fc_plans_walk(check, ((BitmapAnd *) plan)->bitmapplans);
+		case T_BitmapOr:
+			return fc_plans_walk(check, ((BitmapOr *) plan)->bitmapplans);
+		case T_SeqScan:
+		case T_CteScan:
+		case T_WorkTableScan:
+		case T_NamedTuplestoreScan:
+			break;
+		case T_IndexScan:
+			{
+				IndexScan  *is = (IndexScan *) plan;
+
+				if (fc_exprs_bad(check, is->indexqualorig) ||
+					fc_exprs_bad(check, is->indexorderbyorig))
+					return true;
+				fc_index_scan_read(check->pstmt, is->scan.scanrelid, is->indexid, is->indexqual);
+				break;
+			}
+		case T_IndexOnlyScan:
+			{
+				IndexOnlyScan *is = (IndexOnlyScan *) plan;
+
+				if (fc_exprs_bad(check, is->indexqual) ||
+					fc_exprs_bad(check, is->indexorderby) ||
+					fc_exprs_bad(check, is->recheckqual))
+					return true;
+				fc_index_scan_read(check->pstmt, is->scan.scanrelid, is->indexid, is->indexqual);
+				break;
+			}
+		case T_BitmapIndexScan:
+			if (fc_exprs_bad(check, ((BitmapIndexScan *) plan)->indexqualorig))
+				return true;
+			break;
+		case T_BitmapHeapScan:
+			if (fc_exprs_bad(check, ((BitmapHeapScan *) plan)->bitmapqualorig))
+				return true;
+			break;
+		case T_TidScan:
+			if (fc_exprs_bad(check, ((TidScan *) plan)->tidquals))
+				return true;
+			break;
+		case T_TidRangeScan:
+			if (fc_exprs_bad(check, ((TidRangeScan *) plan)->tidrangequals))
+				return true;
+			break;
+		case T_SubqueryScan:
+			return fc_plan_walk(check, ((SubqueryScan *) plan)->subplan);
+		case T_FunctionScan:
+			if (fc_exprs_bad(check, ((FunctionScan *) plan)->functions))
+				return true;
+			break;
+		case T_ValuesScan:
+			if (fc_exprs_bad(check, ((ValuesScan *) plan)->values_lists))
+				return true;
+			break;
+		case T_NestLoop:
+			if (fc_exprs_bad(check, ((Join *) plan)->joinqual))
+				return true;
+			break;
+		case T_MergeJoin:
+			if (fc_exprs_bad(check, ((Join *) plan)->joinqual) ||
+				fc_exprs_bad(check, ((MergeJoin *) plan)->mergeclauses))
+				return true;
+			break;
+		case T_HashJoin:
+			if (fc_exprs_bad(check, ((Join *) plan)->joinqual) ||
+				fc_exprs_bad(check, ((HashJoin *) plan)->hashclauses))
+				return true;
+			break;
+		case T_Hash:
+			if (fc_exprs_bad(check, ((Hash *) plan)->hashkeys))
+				return true;
+			break;
+		case T_Memoize:
+			if (fc_exprs_bad(check, ((Memoize *) plan)->param_exprs))
+				return true;
+			break;
+		case T_Limit:
+			if (fc_exprs_bad(check, (List *) ((Limit *) plan)->limitOffset) ||
+				fc_exprs_bad(check, (List *) ((Limit *) plan)->limitCount))
+				return true;
+			break;
+		case T_WindowAgg:
+			if (fc_exprs_bad(check, (List *) ((WindowAgg *) plan)->startOffset) ||
+				fc_exprs_bad(check, (List *) ((WindowAgg *) plan)->endOffset))
+				return true;
+			break;
+		case T_Material:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Group:
+		case T_Agg:
+		case T_Unique:
+		case T_SetOp:
+		case T_LockRows:
+		case T_RecursiveUnion:
+		case T_ProjectSet:
+			break;
+		default:
+			goto unsupported;	/* Gather, foreign and custom scans, ... */
+	}
+	return fc_plan_walk(check, plan->lefttree) ||
+		fc_plan_walk(check, plan->righttree);
+
+unsupported:
+	check->reason = FC_FALLBACK_NONDETERMINISTIC;
+	return true;
+}
+
+/*
+ * Is a query executed inside a call one replay can repeat?  Its relations
+ * must all be fastckpt tables (views and partitioned parents only name
+ * them), and its plan must pass fc_plan_walk.
+ */
+FcFallback
+fc_plan_replayable(PlannedStmt *pstmt)
+{
+	FcPlanCheck check;
+	ListCell   *lc;
+
+	foreach(lc, pstmt->rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+		Relation	rel;
+		bool		ours;
+
+		if (rte->rtekind != RTE_RELATION || rte->relkind == RELKIND_VIEW ||
+			rte->relkind == RELKIND_PARTITIONED_TABLE)
+			continue;
+		rel = relation_open(rte->relid, NoLock);
+		ours = rel->rd_rel->relkind == RELKIND_RELATION &&
+			rel->rd_tableam == fc_table_am_routine();
+		relation_close(rel, NoLock);
+		if (!ours)
+			return FC_FALLBACK_NON_FASTCKPT_RELATION;
+	}
+
+	check.pstmt = pstmt;
+	check.reason = FC_FALLBACK_NONE;
+	if (pstmt->parallelModeNeeded ||
+		fc_plan_walk(&check, pstmt->planTree) ||
+		fc_plans_walk(&check, pstmt->subplans))
+		return check.reason != FC_FALLBACK_NONE ? check.reason : FC_FALLBACK_NONDETERMINISTIC;
+	return FC_FALLBACK_NONE;
+}
+
+/* ---- PL/pgSQL simple expressions ---- */
+
+static void
+fc_check_plexpr(PLpgSQL_expr *expr)
+{
+	if (expr != NULL && expr->expr_simple_expr != NULL &&
+		fc_expr_walker((Node *) expr->expr_simple_expr, NULL))
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+static void
+fc_check_plexpr_list(List *exprs)
+{
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+		fc_check_plexpr((PLpgSQL_expr *) lfirst(lc));
+}
+
+static void
+fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
+{
+	ListCell   *lc;
+
+	if (!fc_call_active || fc_call_tainted())
+		return;
+	switch (stmt->cmd_type)
+	{
+		case PLPGSQL_STMT_ASSIGN:
+			fc_check_plexpr(((PLpgSQL_stmt_assign *) stmt)->expr);
+			break;
+		case PLPGSQL_STMT_IF:
+			fc_check_plexpr(((PLpgSQL_stmt_if *) stmt)->cond);
+			foreach(lc, ((PLpgSQL_stmt_if *) stmt)->elsif_list)
+				fc_check_plexpr(((PLpgSQL_if_elsif *) lfirst(lc))->cond);
+			break;
+		case PLPGSQL_STMT_CASE:
+			fc_check_plexpr(((PLpgSQL_stmt_case *) stmt)->t_expr);
+			foreach(lc, ((PLpgSQL_stmt_case *) stmt)->case_when_list)
+				fc_check_plexpr(((PLpgSQL_case_when *) lfirst(lc))->expr);
+			break;
+		case PLPGSQL_STMT_WHILE:
+			fc_check_plexpr(((PLpgSQL_stmt_while *) stmt)->cond);
+			break;
+		case PLPGSQL_STMT_FORI:
+			fc_check_plexpr(((PLpgSQL_stmt_fori *) stmt)->lower);
+			fc_check_plexpr(((PLpgSQL_stmt_fori *) stmt)->upper);
+			fc_check_plexpr(((PLpgSQL_stmt_fori *) stmt)->step);
+			break;
+		case PLPGSQL_STMT_FOREACH_A:
+			fc_check_plexpr(((PLpgSQL_stmt_foreach_a *) stmt)->expr);
+			break;
+		case PLPGSQL_STMT_EXIT:
+			fc_check_plexpr(((PLpgSQL_stmt_exit *) stmt)->cond);
+			break;
+		case PLPGSQL_STMT_RETURN:
+			fc_check_plexpr(((PLpgSQL_stmt_return *) stmt)->expr);
+			break;
+		case PLPGSQL_STMT_RETURN_NEXT:
+			fc_check_plexpr(((PLpgSQL_stmt_return_next *) stmt)->expr);
+			break;
+		case PLPGSQL_STMT_RETURN_QUERY:
+			fc_check_plexpr(((PLpgSQL_stmt_return_query *) stmt)->dynquery);
+			fc_check_plexpr_list(((PLpgSQL_stmt_return_query *) stmt)->params);
+			break;
+		case PLPGSQL_STMT_RAISE:
+			fc_check_plexpr_list(((PLpgSQL_stmt_raise *) stmt)->params);
+			foreach(lc, ((PLpgSQL_stmt_raise *) stmt)->options)
+				fc_check_plexpr(((PLpgSQL_raise_option *) lfirst(lc))->expr);
+			break;
+		case PLPGSQL_STMT_ASSERT:
+			fc_check_plexpr(((PLpgSQL_stmt_assert *) stmt)->cond);
+			fc_check_plexpr(((PLpgSQL_stmt_assert *) stmt)->message);
+			break;
+		case PLPGSQL_STMT_DYNEXECUTE:
+			fc_check_plexpr(((PLpgSQL_stmt_dynexecute *) stmt)->query);
+			fc_check_plexpr_list(((PLpgSQL_stmt_dynexecute *) stmt)->params);
+			break;
+		case PLPGSQL_STMT_DYNFORS:
+			fc_check_plexpr(((PLpgSQL_stmt_dynfors *) stmt)->query);
+			fc_check_plexpr_list(((PLpgSQL_stmt_dynfors *) stmt)->params);
+			break;
+		case PLPGSQL_STMT_OPEN:
+			fc_check_plexpr(((PLpgSQL_stmt_open *) stmt)->dynquery);
+			fc_check_plexpr_list(((PLpgSQL_stmt_open *) stmt)->params);
+			break;
+		case PLPGSQL_STMT_FETCH:
+			fc_check_plexpr(((PLpgSQL_stmt_fetch *) stmt)->expr);
+			break;
+		default:
+			/* the rest run their queries through the executor */
+			break;
+	}
+}
+
+/*
+ * Install the plugin unless another one (a debugger, plpgsql_check) holds
+ * the slot; then calls that run PL/pgSQL code fall back, since their
+ * simple expressions cannot be checked.
+ */
+void
+fc_install_plpgsql_plugin(void)
+{
+	fc_plpgsql_plugin_ptr = (PLpgSQL_plugin **) find_rendezvous_variable("PLpgSQL_plugin");
+	if (*fc_plpgsql_plugin_ptr != NULL)
+		return;
+	memset(&fc_plpgsql_plugin, 0, sizeof(fc_plpgsql_plugin));
+	fc_plpgsql_plugin.stmt_beg = fc_check_plstmt;
+	fc_plpgsql_plugin.stmt_end = fc_check_plstmt;
+	*fc_plpgsql_plugin_ptr = &fc_plpgsql_plugin;
+}
+
+bool
+fc_plpgsql_plugin_installed(void)
+{
+	return fc_plpgsql_plugin_ptr != NULL && *fc_plpgsql_plugin_ptr == &fc_plpgsql_plugin;
+}

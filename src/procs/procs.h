@@ -1,0 +1,71 @@
+/*-------------------------------------------------------------------------
+ *
+ * procs.h
+ *	  Registered procedures (DESIGN.md section 6): the registry, capture of
+ *	  top-level calls, the checks that decide whether replaying a call in
+ *	  commit order would reproduce its writes, and the helper functions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_PROCS_H
+#define FC_PROCS_H
+
+#include "postgres.h"
+
+#include "nodes/plannodes.h"
+
+/*
+ * Why a call's transaction is logged as row images instead of one CALL
+ * record; FC_FALLBACK_NONE: the call passed every check.  The names are
+ * what the views show.
+ */
+typedef enum FcFallback
+{
+	FC_FALLBACK_NONE = 0,
+	FC_FALLBACK_WRITES_OUTSIDE_CALL,	/* fastckpt writes before or after it */
+	FC_FALLBACK_NON_FASTCKPT_RELATION,	/* it touched another kind of relation */
+	FC_FALLBACK_NONDETERMINISTIC,	/* something replay could not repeat */
+	FC_FALLBACK_READ_CONFLICT,	/* a row or table it read changed meanwhile */
+	FC_FALLBACK_REDEFINED,		/* routine changed since its registration */
+	FC_FALLBACK_TRANSACTION_CONTROL,	/* COMMIT/ROLLBACK inside the call */
+	FC_FALLBACK_ARGUMENTS,		/* arguments not fixed values */
+	FC_FALLBACK_NREASONS
+} FcFallback;
+
+extern const char *const fc_fallback_names[FC_FALLBACK_NREASONS];
+
+/* registry.c */
+extern Size fc_procs_shmem_size(void);
+extern void fc_procs_shmem_init(void);
+extern bool fc_proc_is_registered(Oid funcid, TransactionId *definition);
+extern void fc_proc_count(Oid funcid, FcFallback verdict);
+extern void fc_procs_fallback_totals(uint64 *totals);
+extern Datum fc_fallbacks_jsonb(const uint64 *counts);
+extern void fc_procs_stats_reset(void);
+extern void fc_proc_dropped(Oid funcid);
+extern void fc_procs_register_callbacks(void);
+
+/* call_capture.c: the call in progress in this backend */
+extern bool fc_call_active;		/* a registered call is executing */
+extern bool fc_call_finished;	/* one returned; its transaction goes on */
+extern void fc_register_call_hooks(void);
+extern void fc_call_taint(FcFallback reason);
+extern bool fc_call_tainted(void);
+extern int	fc_call_verdict_at_commit(bool storage_changes);
+extern void fc_call_count(FcFallback verdict);
+extern void fc_call_at_xact_end(void);
+extern void fc_call_at_subxact_abort(void);
+
+/* determinism.c */
+extern bool fc_function_replayable(Oid funcid);
+extern bool fc_expr_replayable(Node *node);
+extern FcFallback fc_plan_replayable(PlannedStmt *pstmt);
+extern void fc_install_plpgsql_plugin(void);
+extern bool fc_plpgsql_plugin_installed(void);
+
+/* helpers.c; fc_helper_oid is in registry.c, loaded with the registry */
+extern Oid	fc_helper_oid(const char *name);
+extern uint64 fc_call_seed;
+extern void fc_helpers_begin_call(void);
+
+#endif							/* FC_PROCS_H */

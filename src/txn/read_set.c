@@ -1,0 +1,272 @@
+/*-------------------------------------------------------------------------
+ *
+ * read_set.c
+ *	  Read-set tracking and validation for registered calls.
+ *
+ * A call is logged as a CALL record only if replaying it after every
+ * transaction with a smaller CSN would read what it read.  Two kinds of
+ * reads are tracked while the call runs:
+ *
+ * - rows: the slot and the creator/deleter of its newest version.  A row
+ *   whose newest version is not the one returned (someone else's update or
+ *   delete in flight, or an older version seen through the snapshot) is a
+ *   suspect: fine only if the call then wrote that row itself, which row
+ *   locks order after the other writer.
+ * - tables: scans and index probes that found nothing may miss rows, so
+ *   any row write to the table since counts.  Writers count a write after
+ *   it is done (fc_table_note_write), so a write counted before the read
+ *   started is one the read could see.
+ *
+ * Validation runs after the CSN is taken: a transaction with a smaller CSN
+ * did all its writes before it took its CSN, so validation sees them.
+ * Writers that commit later only cause needless fallbacks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/lwlock.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "txn/read_set.h"
+#include "txn/write_set.h"
+
+typedef struct FcRowRead
+{
+	FcTable    *tbl;
+	uint64		generation;
+	uint64		slotno;
+	TransactionId xmin;			/* newest version's creator when read */
+	TransactionId xmax;			/* ... and its deleter */
+	bool		suspect;
+} FcRowRead;
+
+typedef struct FcTableRead
+{
+	FcTable    *tbl;
+	uint64		generation;
+	uint64		count_at_read;	/* tbl->write_count before reading */
+	int			writes_at_read; /* our write set's size then */
+} FcTableRead;
+
+typedef struct FcWriteKey
+{
+	FcTable    *tbl;
+	uint64		slotno;
+} FcWriteKey;
+
+bool		fc_read_set_active = false;
+
+static FcRowRead *fc_rows = NULL;
+static int	fc_nrows = 0;
+static int	fc_rows_cap = 0;
+static FcTableRead *fc_tables = NULL;
+static int	fc_ntables = 0;
+static int	fc_tables_cap = 0;
+
+static void *
+fc_grow(void *array, int *cap, Size elem)
+{
+	int			newcap = Max(32, *cap * 2);
+
+	*cap = newcap;
+	if (array == NULL)
+		return MemoryContextAlloc(TopMemoryContext, newcap * elem);
+	return repalloc(array, newcap * elem);
+}
+
+void
+fc_read_set_begin(void)
+{
+	fc_nrows = 0;
+	fc_ntables = 0;
+	fc_read_set_active = true;
+}
+
+void
+fc_read_set_reset(void)
+{
+	fc_read_set_active = false;
+	fc_nrows = 0;
+	fc_ntables = 0;
+	if (fc_rows_cap > 8192)
+	{
+		pfree(fc_rows);
+		fc_rows = NULL;
+		fc_rows_cap = 0;
+	}
+}
+
+/* Is the deleter of the newest version nobody, aborted, or us? */
+static bool
+fc_no_foreign_deleter(FcSlotHeader *hdr)
+{
+	return !TransactionIdIsValid(hdr->xmax) ||
+		(hdr->flags & FC_XMAX_ABORTED) ||
+		TransactionIdIsCurrentTransactionId(hdr->xmax);
+}
+
+void
+fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
+					  const FcVisible *v, Snapshot snapshot)
+{
+	FcRowRead  *r;
+	bool		suspect;
+
+	if (v != NULL)
+		suspect = !(v->is_live && v->xmin == hdr->xmin && fc_no_foreign_deleter(hdr));
+	else if (!(hdr->flags & FC_SLOT_USED) ||
+			 (hdr->flags & (FC_XMIN_ABORTED | FC_SLOT_DEAD)))
+		return;					/* nothing there: a stale index entry */
+	else if ((hdr->flags & FC_XMAX_COMMITTED) && snapshot != NULL &&
+			 IsMVCCSnapshot(snapshot) &&
+			 TransactionIdPrecedes(hdr->xmax, snapshot->xmin))
+		return;					/* deleted before anything we can see */
+	else
+		suspect = true;			/* a row we cannot see yet, or not any more */
+
+	if (fc_nrows == fc_rows_cap)
+		fc_rows = fc_grow(fc_rows, &fc_rows_cap, sizeof(FcRowRead));
+	r = &fc_rows[fc_nrows++];
+	r->tbl = tbl;
+	r->generation = tbl->generation;
+	r->slotno = slotno;
+	r->xmin = hdr->xmin;
+	r->xmax = hdr->xmax;
+	r->suspect = suspect;
+}
+
+/* Where a read of the table starts: what it may have seen of its writes. */
+void
+fc_read_mark(FcTable *tbl, FcTableReadMark *mark)
+{
+	mark->writes = fc_write_set_size();
+	pg_memory_barrier();
+	mark->count = pg_atomic_read_u64(&tbl->write_count);
+}
+
+void
+fc_read_note_table_at(FcTable *tbl, const FcTableReadMark *mark)
+{
+	FcTableRead *t;
+
+	if (!fc_read_set_active)
+		return;
+	for (int i = 0; i < fc_ntables; i++)
+	{
+		t = &fc_tables[i];
+		if (t->tbl == tbl && t->generation == tbl->generation)
+		{
+			/* keep the earliest read of a table: the one that matters */
+			if (mark->count < t->count_at_read)
+			{
+				t->count_at_read = mark->count;
+				t->writes_at_read = mark->writes;
+			}
+			return;
+		}
+	}
+	if (fc_ntables == fc_tables_cap)
+		fc_tables = fc_grow(fc_tables, &fc_tables_cap, sizeof(FcTableRead));
+	t = &fc_tables[fc_ntables++];
+	t->tbl = tbl;
+	t->generation = tbl->generation;
+	t->count_at_read = mark->count;
+	t->writes_at_read = mark->writes;
+}
+
+void
+fc_read_note_table(FcTable *tbl)
+{
+	FcTableReadMark mark;
+
+	if (!fc_read_set_active)
+		return;
+	fc_read_mark(tbl, &mark);
+	fc_read_note_table_at(tbl, &mark);
+}
+
+static int
+fc_write_key_cmp(const void *a, const void *b)
+{
+	const FcWriteKey *x = a;
+	const FcWriteKey *y = b;
+
+	if (x->tbl != y->tbl)
+		return (uintptr_t) x->tbl < (uintptr_t) y->tbl ? -1 : 1;
+	if (x->slotno != y->slotno)
+		return x->slotno < y->slotno ? -1 : 1;
+	return 0;
+}
+
+static bool
+fc_row_still_current(const FcRowRead *r, FcWriteKey *writes, int nwrites)
+{
+	FcWriteKey	key = {r->tbl, r->slotno};
+	FcSlotHeader *hdr;
+	LWLock	   *lock;
+	bool		current;
+
+	if (bsearch(&key, writes, nwrites, sizeof(FcWriteKey), fc_write_key_cmp))
+		return true;			/* we wrote it: ordered after other writers */
+	if (r->suspect || r->tbl->generation != r->generation)
+		return false;
+	lock = fc_slot_lock(r->tbl, r->slotno);
+	hdr = fc_slot_header(r->tbl, r->slotno);
+	LWLockAcquire(lock, LW_SHARED);
+	current = (hdr->flags & FC_SLOT_USED) && hdr->xmin == r->xmin &&
+		(hdr->xmax == r->xmax || (hdr->flags & FC_XMAX_ABORTED));
+	LWLockRelease(lock);
+	return current;
+}
+
+static bool
+fc_table_still_current(const FcTableRead *t)
+{
+	uint64		changes;
+	uint64		own = 0;
+	int			nwrites = fc_write_set_size();
+
+	if (t->tbl->generation != t->generation)
+		return false;
+	changes = pg_atomic_read_u64(&t->tbl->write_count) - t->count_at_read;
+	for (int i = t->writes_at_read; i < nwrites; i++)
+		if (fc_write_set_get(i)->tbl == t->tbl)
+			own++;
+	return changes == own;
+}
+
+bool
+fc_read_set_validate(void)
+{
+	int			nwrites = fc_write_set_size();
+	FcWriteKey *writes = NULL;
+	bool		valid = true;
+
+	for (int i = 0; i < fc_ntables && valid; i++)
+		valid = fc_table_still_current(&fc_tables[i]);
+
+	if (!valid || fc_nrows == 0)
+		return valid;
+
+	if (nwrites > 0)
+	{
+		writes = palloc(sizeof(FcWriteKey) * nwrites);
+		for (int i = 0; i < nwrites; i++)
+		{
+			FcWrite    *w = fc_write_set_get(i);
+
+			writes[i].tbl = w->tbl;
+			writes[i].slotno = w->slotno;
+		}
+		qsort(writes, nwrites, sizeof(FcWriteKey), fc_write_key_cmp);
+	}
+	for (int i = 0; i < fc_nrows && valid; i++)
+		valid = fc_row_still_current(&fc_rows[i], writes, nwrites);
+	if (writes)
+		pfree(writes);
+	return valid;
+}
