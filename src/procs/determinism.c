@@ -24,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
 #include "catalog/pg_am.h"
@@ -104,7 +105,8 @@ fc_expr_replayable(Node *node)
 static bool
 fc_unique_point_lookup(Oid indexid, List *indexqual)
 {
-	Relation	index = relation_open(indexid, NoLock);
+	/* the executor locks indexes only as it starts the scan */
+	Relation	index = index_open(indexid, AccessShareLock);
 	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 	Bitmapset  *bound = NULL;
 	ListCell   *lc;
@@ -112,7 +114,7 @@ fc_unique_point_lookup(Oid indexid, List *indexqual)
 
 	if (!index->rd_index->indisunique || index->rd_rel->relam != BTREE_AM_OID)
 	{
-		relation_close(index, NoLock);
+		index_close(index, NoLock);
 		return false;
 	}
 	foreach(lc, indexqual)
@@ -132,7 +134,7 @@ fc_unique_point_lookup(Oid indexid, List *indexqual)
 			bound = bms_add_member(bound, var->varattno);
 	}
 	result = bms_num_members(bound) == nkeys;
-	relation_close(index, NoLock);
+	index_close(index, NoLock);
 	bms_free(bound);
 	return result;
 }
@@ -146,7 +148,7 @@ fc_index_scan_read(PlannedStmt *pstmt, Index scanrelid, Oid indexid, List *index
 
 	if (!fc_read_set_active || fc_unique_point_lookup(indexid, indexqual))
 		return;
-	rel = relation_open(rte->relid, NoLock);
+	rel = relation_open(rte->relid, AccessShareLock);
 	if (rel->rd_tableam == fc_table_am_routine())
 		fc_read_note_table(fc_table_for_rel(rel));
 	relation_close(rel, NoLock);
@@ -347,7 +349,7 @@ fc_plan_replayable(PlannedStmt *pstmt)
 		if (rte->rtekind != RTE_RELATION || rte->relkind == RELKIND_VIEW ||
 			rte->relkind == RELKIND_PARTITIONED_TABLE)
 			continue;
-		rel = relation_open(rte->relid, NoLock);
+		rel = relation_open(rte->relid, AccessShareLock);
 		ours = rel->rd_rel->relkind == RELKIND_RELATION &&
 			rel->rd_tableam == fc_table_am_routine();
 		relation_close(rel, NoLock);
