@@ -30,7 +30,6 @@
 #include "log/log.h"
 #include "store/table_store.h"
 #include "store/undo.h"
-#include "txn/read_set.h"
 #include "txn/write_set.h"
 
 /*
@@ -65,7 +64,6 @@ fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
 		ItemPointerSetInvalid(&hdr->next_tid);
 	hdr->flags = FC_SLOT_USED | extra_flags;
 	LWLockRelease(lock);
-	fc_table_note_write(tbl);
 	return slotno;
 }
 
@@ -323,7 +321,6 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 	hdr->flags &= ~FC_XMAX_BITS;
 	ItemPointerSetInvalid(&hdr->next_tid);
 	LWLockRelease(fc_slot_lock(tbl, slotno));
-	fc_table_note_write(tbl);
 
 	fc_release_tuple_lock(rel, tid, LockTupleExclusive, &have_tuple_lock);
 	pgstat_count_heap_delete(rel);
@@ -424,8 +421,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		hdr->xmax = InvalidTransactionId;
 		hdr->flags &= ~(FC_XMIN_HINTS | FC_XMAX_BITS | FC_SPECULATIVE);
 		LWLockRelease(fc_slot_lock(tbl, slotno));
-		fc_table_note_write(tbl);
-
+	
 		fc_undo_enqueue(tbl, undo);
 		slot->tts_tid = *otid;
 		*update_indexes = false;
@@ -447,8 +443,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		hdr->flags |= FC_XMAX_UPDATED | (keys_changed ? FC_XMAX_KEYS_UPDATED : 0);
 		ItemPointerSetInvalid(&hdr->next_tid);
 		LWLockRelease(fc_slot_lock(tbl, slotno));
-		fc_table_note_write(tbl);
-		fc_undo_release_unused(tbl, undo);
+			fc_undo_release_unused(tbl, undo);
 
 		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0);
 		fc_slot_to_tid(newslot, &slot->tts_tid);

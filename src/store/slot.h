@@ -151,8 +151,9 @@ typedef struct FcTable
 	slock_t		alloc_lock;		/* protects the fields down to dir */
 	pg_atomic_uint64 nslots;	/* slots handed out (high-water mark) */
 	pg_atomic_uint64 live_rows; /* committed rows (int64 in two's complement) */
-	pg_atomic_uint64 write_count;	/* row writes so far, counted after
-									 * each is done (call validation) */
+	pg_atomic_uint64 write_count;	/* transactions that wrote it, counted
+									 * at commit before their CSN (call
+									 * validation) */
 	uint64		free_slot_head; /* slotno + 1 of first free slot, or 0 */
 	uint64		nfree_slots;
 	uint64		npages;			/* slot pages */

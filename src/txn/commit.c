@@ -299,6 +299,9 @@ fc_commit_pre_commit(void)
 		ForceSyncCommit();
 	}
 
+	/* before the CSN: a call committing after us sees us as a writer */
+	fc_count_live_rows();
+
 	fc_rb.nrecords = 0;
 	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
 	phase = fc_pp_phase();
@@ -372,7 +375,6 @@ fc_commit_pre_commit(void)
 			hdr->link = fc_rb.end_lsn;
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
-	fc_count_live_rows();
 	fc_write_set_installed(phase);
 	list_free(new_tables);
 	list_free(changes);

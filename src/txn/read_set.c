@@ -13,9 +13,10 @@
  *   suspect: fine only if the call then wrote that row itself, which row
  *   locks order after the other writer.
  * - tables: scans and index probes that found nothing may miss rows, so
- *   any row write to the table since counts.  Writers count a write after
- *   it is done (fc_table_note_write), so a write counted before the read
- *   started is one the read could see.
+ *   any transaction that wrote the table since counts.  Writers count
+ *   themselves in the table's write_count at commit, before their CSN and
+ *   after all their writes: one counted before the read started had done
+ *   its writes, which the read then saw (a row in flight is a suspect).
  *
  * Validation runs after the CSN is taken: a transaction with a smaller CSN
  * did all its writes before it took its CSN, so validation sees them.
@@ -49,7 +50,6 @@ typedef struct FcTableRead
 	FcTable    *tbl;
 	uint64		generation;
 	uint64		count_at_read;	/* tbl->write_count before reading */
-	int			writes_at_read; /* our write set's size then */
 } FcTableRead;
 
 typedef struct FcWriteKey
@@ -143,7 +143,6 @@ fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
 void
 fc_read_mark(FcTable *tbl, FcTableReadMark *mark)
 {
-	mark->writes = fc_write_set_size();
 	pg_memory_barrier();
 	mark->count = pg_atomic_read_u64(&tbl->write_count);
 }
@@ -162,10 +161,7 @@ fc_read_note_table_at(FcTable *tbl, const FcTableReadMark *mark)
 		{
 			/* keep the earliest read of a table: the one that matters */
 			if (mark->count < t->count_at_read)
-			{
 				t->count_at_read = mark->count;
-				t->writes_at_read = mark->writes;
-			}
 			return;
 		}
 	}
@@ -175,7 +171,6 @@ fc_read_note_table_at(FcTable *tbl, const FcTableReadMark *mark)
 	t->tbl = tbl;
 	t->generation = tbl->generation;
 	t->count_at_read = mark->count;
-	t->writes_at_read = mark->writes;
 }
 
 void
@@ -223,6 +218,7 @@ fc_row_still_current(const FcRowRead *r, FcWriteKey *writes, int nwrites)
 	return current;
 }
 
+/* Did only we write the table since the read?  We counted ourselves already. */
 static bool
 fc_table_still_current(const FcTableRead *t)
 {
@@ -233,8 +229,8 @@ fc_table_still_current(const FcTableRead *t)
 	if (t->tbl->generation != t->generation)
 		return false;
 	changes = pg_atomic_read_u64(&t->tbl->write_count) - t->count_at_read;
-	for (int i = t->writes_at_read; i < nwrites; i++)
-		if (fc_write_set_get(i)->tbl == t->tbl)
+	for (int i = 0; i < nwrites; i++)
+		if (fc_write_set_get(i)->tbl == t->tbl && fc_write_starts_run(i))
 			own++;
 	return changes == own;
 }

@@ -31,7 +31,6 @@ extern void fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr
 typedef struct FcTableReadMark
 {
 	uint64		count;			/* tbl->write_count */
-	int			writes;			/* our write set's size */
 } FcTableReadMark;
 
 extern void fc_read_mark(FcTable *tbl, FcTableReadMark *mark);
@@ -47,13 +46,6 @@ fc_read_note_row(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
 {
 	if (unlikely(fc_read_set_active))
 		fc_read_note_row_slow(tbl, slotno, hdr, v, snapshot);
-}
-
-/* A physical row write is done: readers that may have missed it see this. */
-static inline void
-fc_table_note_write(FcTable *tbl)
-{
-	pg_atomic_fetch_add_u64(&tbl->write_count, 1);
 }
 
 #endif							/* FC_READ_SET_H */

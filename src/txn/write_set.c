@@ -101,9 +101,25 @@ fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 }
 
 /*
+ * Does write i start a run of writes to one (still existing) table?  Each
+ * run counts once in the table's write_count.
+ */
+bool
+fc_write_starts_run(int i)
+{
+	FcWrite    *w = &fc_writes[i];
+
+	return w->tbl->generation == w->generation &&
+		(i == 0 || fc_writes[i - 1].tbl != w->tbl);
+}
+
+/*
  * Keep each table's committed row count for the planner: inserts add one,
- * deletes (and the old slot of a move) take one away; one atomic add per
- * table and transaction.  Consecutive writes usually hit the same table.
+ * deletes (and the old slot of a move) take one away.  And count this
+ * transaction among the table's writers, which registered calls that read
+ * the whole table check (read_set.c); committers call this before taking
+ * their CSN.  A few atomic adds per table and transaction: consecutive
+ * writes usually hit the same table.
  */
 void
 fc_count_live_rows(void)
@@ -125,6 +141,8 @@ fc_count_live_rows(void)
 		if (w == NULL || w->tbl->generation != w->generation)
 			continue;
 		tbl = w->tbl;
+		if (fc_write_starts_run(i))
+			pg_atomic_fetch_add_u64(&tbl->write_count, 1);
 		if (w->op == FC_OP_INSERT)
 			delta++;
 		else if (w->op == FC_OP_DELETE)

@@ -39,6 +39,7 @@ extern FcWrite *fc_write_set_get(int i);
 extern bool fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase);
 extern void fc_write_set_installed(uint64 phase);
 extern void fc_count_live_rows(void);
+extern bool fc_write_starts_run(int i);
 
 /* commit.c: logging and durability of a committing transaction */
 extern void fc_commit_pre_commit(void);
