@@ -42,6 +42,7 @@ OBJS = \
 	src/recovery/gate.o \
 	src/recovery/replay.o \
 	src/recovery/replay_workers.o \
+	src/recovery/call_replay.o \
 	src/recovery/startup.o \
 	src/procs/registry.o \
 	src/procs/call_capture.o \

@@ -94,6 +94,8 @@ CREATE FUNCTION fastckpt_stat_recovery_internal(
 	OUT load_bytes bigint,
 	OUT load_rows bigint,
 	OUT load_seconds double precision,
+	OUT calls_replayed bigint,
+	OUT call_replay_seconds double precision,
 	OUT error text)
 RETURNS record
 AS 'MODULE_PATHNAME'

@@ -28,6 +28,8 @@
 
 #include "access/fastckpt_am.h"
 #include "log/log.h"
+#include "procs/procs.h"
+#include "recovery/call_replay.h"
 #include "store/table_store.h"
 #include "store/undo.h"
 #include "txn/write_set.h"
@@ -44,10 +46,21 @@ uint64
 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
 			  CommandId cid, uint16 extra_flags, uint32 spec_token)
 {
-	uint64		slotno = fc_slot_alloc(tbl, RelationGetRelid(rel));
-	LWLock	   *lock = fc_slot_lock(tbl, slotno);
-	char	   *sp = fc_slot_ptr(tbl, slotno);
-	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+	uint64		slotno;
+	LWLock	   *lock;
+	char	   *sp;
+	FcSlotHeader *hdr;
+
+	/* a replayed call puts its rows where the call did */
+	if (unlikely(fc_replaying_call))
+		slotno = fc_call_replay_slot(tbl);
+	else
+		slotno = fc_slot_alloc(tbl, RelationGetRelid(rel));
+	if (unlikely(fc_call_active))
+		fc_call_note_slot(tbl, tbl->key.spcid, tbl->key.relnode, slotno);
+	lock = fc_slot_lock(tbl, slotno);
+	sp = fc_slot_ptr(tbl, slotno);
+	hdr = (FcSlotHeader *) sp;
 
 	/* record it first: if anything below fails, abort finds the slot */
 	fc_write_set_add(tbl, slotno, FC_OP_INSERT, xid);

@@ -230,6 +230,26 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 								queryEnv, dest, qc);
 }
 
+static bool
+fc_is_fastckpt_table(Oid relid)
+{
+	Oid			amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
+	HeapTuple	tup;
+	bool		result = false;
+
+	if (!OidIsValid(amoid))
+		return false;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
+
+		result = (cls->relam == amoid && cls->relkind == RELKIND_RELATION);
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
 /*
  * Free the storage of dropped fastckpt tables (and databases) at commit;
  * a dropped registered routine leaves the registry with the same commit.
@@ -240,6 +260,18 @@ fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 {
 	if (prev_object_access)
 		prev_object_access(access, classId, objectId, subId, arg);
+
+	/*
+	 * A registered routine replaced, altered or dropped, or a fastckpt
+	 * table altered or dropped: logged calls must not be replayed against
+	 * the new definitions (see fc_checkpoint_for_calls).
+	 */
+	if ((access == OAT_POST_CREATE || access == OAT_POST_ALTER || access == OAT_DROP) &&
+		((classId == ProcedureRelationId && subId == 0 &&
+		  fc_proc_is_registered(objectId, NULL)) ||
+		 (classId == RelationRelationId && access != OAT_POST_CREATE &&
+		  fc_is_fastckpt_table(objectId))))
+		fc_commit_require_checkpoint();
 	if (access != OAT_DROP)
 		return;
 

@@ -95,6 +95,9 @@ typedef struct FcCkptStats
 extern Size fc_ckpt_shmem_size(void);
 extern void fc_ckpt_shmem_init(void);
 extern void fc_ckpt_publish_csn(uint64 csn);
+extern void fc_ckpt_note_call(uint64 csn);
+extern bool fc_ckpt_calls_since_last(void);
+extern void fc_ckpt_request(bool wait);
 extern void fc_ckpt_clear_csn(void);
 extern bool fc_ckpt_swap(uint64 *csn, uint64 *start_lsn, uint64 *phase);
 extern void fc_ckpt_swap_done(void);

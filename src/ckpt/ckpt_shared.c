@@ -52,6 +52,7 @@ typedef struct FcCkptShared
 	uint64		swap_lsn;
 	uint64		swap_phase;
 	FcCkptStats stats;
+	pg_atomic_uint64 last_call_csn; /* newest CALL record's CSN, or 0 */
 	int			nprocs;
 	pg_atomic_uint64 in_doubt[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
 } FcCkptShared;
@@ -84,6 +85,7 @@ fc_ckpt_shmem_init(void)
 		SpinLockInit(&fc_ckpt->mutex);
 		ConditionVariableInit(&fc_ckpt->answered_cv);
 		fc_ckpt->nprocs = fc_ckpt_nprocs();
+		pg_atomic_init_u64(&fc_ckpt->last_call_csn, 0);
 		for (int i = 0; i < fc_ckpt->nprocs; i++)
 			pg_atomic_init_u64(&fc_ckpt->in_doubt[i], 0);
 	}
@@ -296,10 +298,6 @@ Datum
 fastckpt_checkpoint(PG_FUNCTION_ARGS)
 {
 	bool		wait = PG_ARGISNULL(0) ? true : PG_GETARG_BOOL(0);
-	uint64		mine;
-	Latch	   *latch;
-	bool		ok;
-	char		error[256];
 
 	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_CHECKPOINT))
 		ereport(ERROR,
@@ -307,6 +305,47 @@ fastckpt_checkpoint(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to request a fastckpt checkpoint"),
 				 errdetail("Only superusers and roles with privileges of the \"pg_checkpoint\" role may."),
 				 errhint("GRANT pg_checkpoint TO the role.")));
+	fc_ckpt_request(wait);
+	PG_RETURN_VOID();
+}
+
+/*
+ * A CALL record with this CSN was logged: replaying it needs the catalogs
+ * and storages as they were, until a checkpoint holds its effects.
+ */
+void
+fc_ckpt_note_call(uint64 csn)
+{
+	uint64		cur = pg_atomic_read_u64(&fc_ckpt->last_call_csn);
+
+	while (cur < csn &&
+		   !pg_atomic_compare_exchange_u64(&fc_ckpt->last_call_csn, &cur, csn))
+		;
+}
+
+/* Would replay from the last checkpoint run a call? */
+bool
+fc_ckpt_calls_since_last(void)
+{
+	uint64		call_csn = pg_atomic_read_u64(&fc_ckpt->last_call_csn);
+	uint64		ckpt_csn;
+
+	if (call_csn == 0)
+		return false;
+	SpinLockAcquire(&fc_ckpt->mutex);
+	ckpt_csn = fc_ckpt->stats.last_seq == 0 ? 0 : fc_ckpt->stats.last_csn;
+	SpinLockRelease(&fc_ckpt->mutex);
+	return call_csn >= ckpt_csn;
+}
+
+/* Ask for a checkpoint; with wait, until one that started after has ended. */
+void
+fc_ckpt_request(bool wait)
+{
+	uint64		mine;
+	Latch	   *latch;
+	bool		ok;
+	char		error[256];
 
 	fc_ckpt_error_if_closed();
 	SpinLockAcquire(&fc_ckpt->mutex);
@@ -317,7 +356,7 @@ fastckpt_checkpoint(PG_FUNCTION_ARGS)
 	if (latch != NULL)
 		SetLatch(latch);
 	if (!wait)
-		PG_RETURN_VOID();
+		return;
 
 	ConditionVariablePrepareToSleep(&fc_ckpt->answered_cv);
 	for (;;)
@@ -342,7 +381,6 @@ fastckpt_checkpoint(PG_FUNCTION_ARGS)
 				 errmsg("fastckpt checkpoint failed: %s", error),
 				 errdetail("The previous checkpoint and the log are kept; nothing is lost."),
 				 errhint("Check the server log and the free space of the data directory.")));
-	PG_RETURN_VOID();
 }
 
 /* Startup: the loaded checkpoint counts as the last one taken. */

@@ -98,3 +98,39 @@ fc_log_next_ddl(fc_log_cursor *cur, const fc_log_ddl **ddl)
 	cur->left--;
 	return 1;
 }
+
+uint32_t
+fc_log_call_size(uint32_t nslots, uint32_t nargs, uint32_t args_len,
+				 uint32_t search_path_len)
+{
+	uint64_t	size = FC_LOG_HEADER_SIZE + sizeof(fc_log_call) +
+		(uint64_t) nslots * sizeof(fc_log_call_slot) +
+		FC_LOG_ALIGNED((uint64_t) nargs * sizeof(fc_log_call_arg)) +
+		FC_LOG_ALIGNED((uint64_t) args_len) +
+		FC_LOG_ALIGNED((uint64_t) search_path_len);
+
+	return size > UINT32_MAX ? UINT32_MAX : (uint32_t) size;
+}
+
+int
+fc_log_call_parse(const fc_log_header *rec, fc_log_call_view *view)
+{
+	const char *pos = (const char *) rec + FC_LOG_HEADER_SIZE;
+	const fc_log_call *call = (const fc_log_call *) pos;
+
+	if (rec->kind != FC_REC_CALL ||
+		rec->len < FC_LOG_HEADER_SIZE + sizeof(fc_log_call) ||
+		fc_log_call_size(rec->nentries, call->nargs, call->args_len,
+						 call->search_path_len) != rec->len)
+		return 0;
+	pos += sizeof(fc_log_call);
+	view->call = call;
+	view->slots = (const fc_log_call_slot *) pos;
+	pos += (size_t) rec->nentries * sizeof(fc_log_call_slot);
+	view->args = (const fc_log_call_arg *) pos;
+	pos += FC_LOG_ALIGNED((uint64_t) call->nargs * sizeof(fc_log_call_arg));
+	view->arg_data = pos;
+	pos += FC_LOG_ALIGNED((uint64_t) call->args_len);
+	view->search_path = pos;
+	return 1;
+}

@@ -77,6 +77,62 @@ typedef struct fc_log_ddl
 	uint32_t	image_capacity; /* slot image size (CREATE) */
 } fc_log_ddl;
 
+/*
+ * A CALL record: one committed call of a registered routine.  After the
+ * fixed part come nentries slot hints (the slots the call's inserts were
+ * given, in allocation order, so that replay puts every row where later
+ * records expect it), nargs argument descriptors, the serialized argument
+ * values and the search_path the call ran with, each padded to 8 bytes.
+ * The digest covers the final image of every slot the call wrote; replay
+ * recomputes it and refuses to go on if they differ.
+ */
+typedef struct fc_log_call
+{
+	uint32_t	funcid;
+	uint32_t	definition;		/* pg_proc row version (xmin) called */
+	uint32_t	roleid;			/* replay runs as this role */
+	uint32_t	inputcollid;
+	int64_t		txn_time;		/* what fastckpt_txn_time() returned */
+	uint64_t	seed;			/* fastckpt_random()'s seed */
+	uint64_t	digest;			/* of the written slots' final images */
+	uint32_t	nwritten;		/* distinct slots written */
+	uint16_t	nargs;
+	uint8_t		is_procedure;	/* CALL p(...), else SELECT f(...) */
+	uint8_t		variadic;		/* last argument is the variadic array */
+	uint32_t	args_len;
+	uint32_t	search_path_len;
+} fc_log_call;
+
+typedef struct fc_log_call_slot
+{
+	uint32_t	spcid;
+	uint32_t	relnode;
+	uint64_t	slotno;
+} fc_log_call_slot;
+
+typedef struct fc_log_call_arg
+{
+	uint32_t	type;
+	uint32_t	collation;
+} fc_log_call_arg;
+
+/* A CALL record taken apart (pointers into the record). */
+typedef struct fc_log_call_view
+{
+	const fc_log_call *call;
+	const fc_log_call_slot *slots;	/* header's nentries of them */
+	const fc_log_call_arg *args;
+	const char *arg_data;
+	const char *search_path;	/* not terminated */
+} fc_log_call_view;
+
+/* Bytes a CALL record needs, header included. */
+extern uint32_t fc_log_call_size(uint32_t nslots, uint32_t nargs,
+								 uint32_t args_len, uint32_t search_path_len);
+
+/* Take a valid CALL record apart; 0 if its parts overrun it. */
+extern int	fc_log_call_parse(const fc_log_header *rec, fc_log_call_view *view);
+
 /* What fc_log_validate found at a position. */
 typedef enum fc_log_check
 {

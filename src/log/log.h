@@ -74,6 +74,8 @@ extern void fc_log_fsync_dir(void);
 typedef struct FcLogReader FcLogReader;
 extern FcLogReader *fc_log_reader_open(uint64 start_lsn);
 extern const fc_log_header *fc_log_reader_next(FcLogReader *reader);
+extern void fc_log_reader_seek(FcLogReader *reader, uint64 lsn);
+extern void fc_log_reader_release(FcLogReader *reader);
 extern uint64 fc_log_reader_end(FcLogReader *reader);
 extern void fc_log_reader_close(FcLogReader *reader);
 extern uint64 fc_log_first_lsn(void);

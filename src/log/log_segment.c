@@ -342,6 +342,26 @@ fc_log_reader_next(FcLogReader *r)
 	return NULL;
 }
 
+/* Read the record at lsn next (a position a record was read from). */
+void
+fc_log_reader_seek(FcLogReader *r, uint64 lsn)
+{
+	r->pos = lsn;
+	r->at_end = false;
+}
+
+/*
+ * Close the segment file, keeping the bytes read: transaction ends close
+ * transient files, so a reader used across transactions lets go of it.
+ */
+void
+fc_log_reader_release(FcLogReader *r)
+{
+	if (r->fd >= 0)
+		CloseTransientFile(r->fd);
+	r->fd = -1;
+}
+
 /* Position just past the last valid record returned. */
 uint64
 fc_log_reader_end(FcLogReader *r)

@@ -201,8 +201,8 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcRecoveryStats stats;
-	Datum		values[24];
-	bool		nulls[24] = {0};
+	Datum		values[26];
+	bool		nulls[26] = {0};
 
 	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_recovery");
 	fc_recovery_stats_get(&stats);
@@ -233,8 +233,10 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 	values[20] = Int64GetDatum(stats.load_bytes);
 	values[21] = Int64GetDatum(stats.load_rows);
 	values[22] = Float8GetDatum(stats.load_seconds);
-	values[23] = CStringGetTextDatum(stats.error);
-	nulls[23] = (stats.error[0] == '\0');
+	values[23] = Int64GetDatum(stats.calls_replayed);
+	values[24] = Float8GetDatum(stats.call_replay_seconds);
+	values[25] = CStringGetTextDatum(stats.error);
+	nulls[25] = (stats.error[0] == '\0');
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

@@ -23,6 +23,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "commands/trigger.h"
@@ -39,6 +40,7 @@
 #include "utils/timestamp.h"
 
 #include "procs/procs.h"
+#include "recovery/gate.h"
 #include "txn/read_set.h"
 #include "txn/write_set.h"
 
@@ -48,6 +50,14 @@ typedef enum FcCallState
 	FC_CALL_RUNNING,
 	FC_CALL_DONE				/* returned; its transaction goes on */
 } FcCallState;
+
+/* A slot an insert of the call was given, and by which of its queries */
+typedef struct FcCallSlot
+{
+	fc_log_call_slot slot;
+	const void *tbl;
+	int			statement;
+} FcCallSlot;
 
 typedef struct FcCall
 {
@@ -59,9 +69,19 @@ typedef struct FcCall
 	FcFallback	taint;
 	bool		counted;		/* in the stats (once per call) */
 	QueryDesc  *query;			/* the SELECT that makes the call */
+	bool		is_procedure;
+	bool		variadic;
+	Oid			inputcollid;
+	int			nargs;
+	fc_log_call_arg argdesc[FUNC_MAX_ARGS];
 	char	   *args;			/* serialized argument values */
 	Size		args_len;
 	Size		args_cap;
+	char	   *search_path;	/* as the call ran with it */
+	int			statement;		/* queries the call has started */
+	int			nslots;			/* slots its inserts were given */
+	int			slots_cap;
+	FcCallSlot *slots;
 } FcCall;
 
 bool		fc_call_active = false;
@@ -106,6 +126,8 @@ fc_call_reset(void)
 	fc_call.taint = FC_FALLBACK_NONE;
 	fc_call.counted = false;
 	fc_call.query = NULL;
+	fc_call.nslots = 0;
+	fc_call.statement = 0;
 	fc_read_set_reset();
 }
 
@@ -152,8 +174,11 @@ fc_capture_args(List *args, ParamListInfo params)
 		if (contain_mutable_functions(arg) || contain_subplans(arg))
 			return false;
 	}
+	if (list_length(args) > FUNC_MAX_ARGS)
+		return false;
 	estate = CreateExecutorState();
 	estate->es_param_list_info = params;
+	fc_call.nargs = 0;
 	foreach(lc, args)
 	{
 		Expr	   *arg = (Expr *) lfirst(lc);
@@ -163,6 +188,9 @@ fc_capture_args(List *args, ParamListInfo params)
 
 		value = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
 		fc_args_append(value, isnull, exprType((Node *) arg));
+		fc_call.argdesc[fc_call.nargs].type = exprType((Node *) arg);
+		fc_call.argdesc[fc_call.nargs].collation = exprCollation((Node *) arg);
+		fc_call.nargs++;
 	}
 	FreeExecutorState(estate);
 	return true;
@@ -183,12 +211,22 @@ fc_func_language(Oid funcid)
 }
 
 static void
-fc_call_begin(Oid funcid, TransactionId definition, List *args,
+fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 			  ParamListInfo params)
 {
+	Oid			funcid = fexpr->funcid;
+	List	   *args = fexpr->args;
+
 	fc_call_reset();
 	fc_call_set_state(FC_CALL_RUNNING);
 	fc_call.funcid = funcid;
+	fc_call.is_procedure = is_procedure;
+	fc_call.variadic = fexpr->funcvariadic;
+	fc_call.inputcollid = fexpr->inputcollid;
+	if (fc_call.search_path != NULL)
+		pfree(fc_call.search_path);
+	fc_call.search_path = MemoryContextStrdup(TopMemoryContext,
+											  namespace_search_path ? namespace_search_path : "");
 	fc_call.definition = definition;
 	fc_call.role = GetUserId();
 	fc_call.txn_time = GetCurrentTransactionStartTimestamp();
@@ -224,7 +262,7 @@ fc_maybe_begin_select_call(QueryDesc *qd)
 	fexpr = (FuncExpr *) tle->expr;
 	if (fexpr->funcretset || !fc_proc_is_registered(fexpr->funcid, &definition))
 		return;
-	fc_call_begin(fexpr->funcid, definition, fexpr->args, qd->params);
+	fc_call_begin(fexpr, false, definition, qd->params);
 	fc_call.query = qd;
 }
 
@@ -253,11 +291,15 @@ fc_executor_start(QueryDesc *qd, int eflags)
 {
 	bool		nested_check = false;
 
-	if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	if (fc_in_recovery_worker)
+		;						/* replaying calls, not making them */
+	else if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 		fc_maybe_begin_select_call(qd);
 	else if (fc_call_active && !fc_call_tainted())
 	{
 		FcFallback	reason = fc_plan_replayable(qd->plannedstmt);
+
+		fc_call.statement++;
 
 		if (reason != FC_FALLBACK_NONE)
 			fc_call_taint(reason);
@@ -361,14 +403,16 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Node	   *stmt = pstmt->utilityStmt;
 	bool		is_call = false;
 
-	if (fc_nesting == 0 && IsA(stmt, CallStmt))
+	if (fc_in_recovery_worker)
+		;						/* replaying calls, not making them */
+	else if (fc_nesting == 0 && IsA(stmt, CallStmt))
 	{
 		FuncExpr   *fexpr = ((CallStmt *) stmt)->funcexpr;
 		TransactionId definition;
 
 		if (fexpr != NULL && fc_proc_is_registered(fexpr->funcid, &definition))
 		{
-			fc_call_begin(fexpr->funcid, definition, fexpr->args, params);
+			fc_call_begin(fexpr, true, definition, params);
 			is_call = true;
 		}
 	}
@@ -418,6 +462,9 @@ fc_call_verdict_at_commit(bool storage_changes)
 		fc_call_taint(FC_FALLBACK_TRANSACTION_CONTROL);
 	if (storage_changes)
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
+	if (fc_call.taint == FC_FALLBACK_NONE &&
+		fc_call_record_size() > FC_LOG_MAX_RECORD)
+		fc_call_taint(FC_FALLBACK_ARGUMENTS);
 	if (fc_call.taint == FC_FALLBACK_NONE)
 	{
 		tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fc_call.funcid));
@@ -431,6 +478,100 @@ fc_call_verdict_at_commit(bool storage_changes)
 		}
 	}
 	return (int) fc_call.taint;
+}
+
+/*
+ * An insert of the call was given this slot.  Replay must give it the same
+ * one, and takes the slots in the order they were handed out per table; a
+ * query that inserts several rows into one table does so in the order its
+ * plan produces them, which replay could plan differently.
+ */
+void
+fc_call_note_slot(const void *tbl, Oid spcid, Oid relnode, uint64 slotno)
+{
+	FcCallSlot *cs;
+
+	if (fc_call_tainted())
+		return;
+	for (int i = fc_call.nslots - 1; i >= 0 && fc_call.slots[i].statement == fc_call.statement; i--)
+		if (fc_call.slots[i].tbl == tbl)
+		{
+			fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+			return;
+		}
+	if (fc_call.nslots == fc_call.slots_cap)
+	{
+		int			cap = Max(16, fc_call.slots_cap * 2);
+
+		fc_call.slots = fc_call.slots == NULL ?
+			MemoryContextAlloc(TopMemoryContext, cap * sizeof(FcCallSlot)) :
+			repalloc(fc_call.slots, cap * sizeof(FcCallSlot));
+		fc_call.slots_cap = cap;
+	}
+	if (fc_call.nslots >= PG_UINT16_MAX)
+	{
+		fc_call_taint(FC_FALLBACK_ARGUMENTS);
+		return;
+	}
+	cs = &fc_call.slots[fc_call.nslots++];
+	cs->slot.spcid = spcid;
+	cs->slot.relnode = relnode;
+	cs->slot.slotno = slotno;
+	cs->tbl = tbl;
+	cs->statement = fc_call.statement;
+}
+
+/* Size of the call's CALL record. */
+uint32
+fc_call_record_size(void)
+{
+	return fc_log_call_size(fc_call.nslots, fc_call.nargs, fc_call.args_len,
+							strlen(fc_call.search_path));
+}
+
+/*
+ * Fill in the CALL record at rec (fc_call_record_size() bytes, header
+ * already begun), given the digest of what the call wrote.
+ */
+void
+fc_call_fill_record(fc_log_header *rec, uint64 digest, uint32 nwritten)
+{
+	char	   *pos = (char *) rec + FC_LOG_HEADER_SIZE;
+	fc_log_call *call = (fc_log_call *) pos;
+	Size		sp_len = strlen(fc_call.search_path);
+	Size		argdesc_len = fc_call.nargs * sizeof(fc_log_call_arg);
+
+	memset(call, 0, sizeof(fc_log_call));
+	call->funcid = fc_call.funcid;
+	call->definition = fc_call.definition;
+	call->roleid = fc_call.role;
+	call->inputcollid = fc_call.inputcollid;
+	call->txn_time = fc_call.txn_time;
+	call->seed = fc_call_seed;
+	call->digest = digest;
+	call->nwritten = nwritten;
+	call->nargs = fc_call.nargs;
+	call->is_procedure = fc_call.is_procedure;
+	call->variadic = fc_call.variadic;
+	call->args_len = fc_call.args_len;
+	call->search_path_len = sp_len;
+	pos += sizeof(fc_log_call);
+	for (int i = 0; i < fc_call.nslots; i++)
+	{
+		memcpy(pos, &fc_call.slots[i].slot, sizeof(fc_log_call_slot));
+		pos += sizeof(fc_log_call_slot);
+	}
+	memset(pos, 0, FC_LOG_ALIGNED(argdesc_len));
+	memcpy(pos, fc_call.argdesc, argdesc_len);
+	pos += FC_LOG_ALIGNED(argdesc_len);
+	memset(pos, 0, FC_LOG_ALIGNED(fc_call.args_len));
+	if (fc_call.args_len > 0)
+		memcpy(pos, fc_call.args, fc_call.args_len);
+	pos += FC_LOG_ALIGNED(fc_call.args_len);
+	memset(pos, 0, FC_LOG_ALIGNED(sp_len));
+	memcpy(pos, fc_call.search_path, sp_len);
+	rec->nentries = fc_call.nslots;
+	rec->len = fc_call_record_size();
 }
 
 /* The call's transaction committed (the first, if it commits inside). */

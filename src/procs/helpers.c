@@ -25,6 +25,10 @@ uint64		fc_call_seed = 0;
 static pg_prng_state fc_call_prng;
 static bool fc_prng_seeded = false;
 
+/* replaying a CALL record: the logged transaction time */
+static bool fc_replaying = false;
+static TimestampTz fc_replay_txn_time;
+
 /* A new call: a new seed. */
 void
 fc_helpers_begin_call(void)
@@ -34,9 +38,29 @@ fc_helpers_begin_call(void)
 	fc_prng_seeded = true;
 }
 
+/* Replay of a CALL record: hand back the values the call had. */
+void
+fc_helpers_replay_begin(uint64 seed, TimestampTz txn_time)
+{
+	fc_call_seed = seed;
+	pg_prng_seed(&fc_call_prng, seed);
+	fc_prng_seeded = true;
+	fc_replaying = true;
+	fc_replay_txn_time = txn_time;
+}
+
+void
+fc_helpers_replay_end(void)
+{
+	fc_replaying = false;
+	fc_prng_seeded = false;
+}
+
 Datum
 fastckpt_txn_time(PG_FUNCTION_ARGS)
 {
+	if (fc_replaying)
+		PG_RETURN_TIMESTAMPTZ(fc_replay_txn_time);
 	PG_RETURN_TIMESTAMPTZ(GetCurrentTransactionStartTimestamp());
 }
 

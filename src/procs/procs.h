@@ -13,6 +13,9 @@
 #include "postgres.h"
 
 #include "nodes/plannodes.h"
+#include "utils/timestamp.h"
+
+#include "core/log_format.h"
 
 /*
  * Why a call's transaction is logged as row images instead of one CALL
@@ -55,6 +58,9 @@ extern int	fc_call_verdict_at_commit(bool storage_changes);
 extern void fc_call_count(FcFallback verdict);
 extern void fc_call_at_xact_end(void);
 extern void fc_call_at_subxact_abort(void);
+extern void fc_call_note_slot(const void *tbl, Oid spcid, Oid relnode, uint64 slotno);
+extern uint32 fc_call_record_size(void);
+extern void fc_call_fill_record(fc_log_header *rec, uint64 digest, uint32 nwritten);
 
 /* determinism.c */
 extern bool fc_function_replayable(Oid funcid);
@@ -67,5 +73,7 @@ extern bool fc_plpgsql_plugin_installed(void);
 extern Oid	fc_helper_oid(const char *name);
 extern uint64 fc_call_seed;
 extern void fc_helpers_begin_call(void);
+extern void fc_helpers_replay_begin(uint64 seed, TimestampTz txn_time);
+extern void fc_helpers_replay_end(void);
 
 #endif							/* FC_PROCS_H */

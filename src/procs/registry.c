@@ -301,11 +301,15 @@ fc_proc_count(Oid funcid, FcFallback verdict)
 		entry->calls++;
 		entry->fallbacks[verdict]++;
 		if (verdict == FC_FALLBACK_NONE)
+		{
 			entry->validated++;
+			entry->call_records++;
+		}
 		else
+		{
 			entry->last_fallback = verdict;
-		/* CALL records come with their replay; until then, row images */
-		entry->value_records++;
+			entry->value_records++;
+		}
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_PROCS));
 }

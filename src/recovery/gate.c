@@ -238,6 +238,15 @@ fc_recovery_stats_add(int databases, int tables, int indexes, int workers)
 }
 
 void
+fc_recovery_stats_add_calls(int64 calls, double seconds)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	fc_gate->stats.calls_replayed += calls;
+	fc_gate->stats.call_replay_seconds += seconds;
+	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+void
 fc_recovery_stats_set_replay(int64 log_bytes, int64 log_records,
 							 int64 records_applied, int64 records_skipped,
 							 int64 rows_applied, int workers, double seconds)

@@ -29,6 +29,7 @@
 #include "access/transam.h"
 #include "miscadmin.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "pg_fastckpt.h"
@@ -98,6 +99,7 @@ fc_xid_committed(HTAB *clog, uint64 fxid_u64)
 static bool
 fc_replay_counts(const FcReplayPlan *plan, uint64 csn)
 {
+	const uint64 *skip = FC_PLAN_SKIP(plan);
 	uint64		lo = 0;
 	uint64		hi = plan->nskip;
 
@@ -105,14 +107,26 @@ fc_replay_counts(const FcReplayPlan *plan, uint64 csn)
 	{
 		uint64		mid = lo + (hi - lo) / 2;
 
-		if (plan->skip[mid] == csn)
+		if (skip[mid] == csn)
 			return false;
-		if (plan->skip[mid] < csn)
+		if (skip[mid] < csn)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return true;
+}
+
+/* Is this record left to the database's serial replay (call_replay.c)? */
+static bool
+fc_replay_is_serial(const FcReplayPlan *plan, const fc_log_header *rec)
+{
+	const uint64 *serial = FC_PLAN_SERIAL(plan);
+
+	for (uint32 i = 0; i < plan->nserial; i++)
+		if (serial[2 * i] == rec->dbid)
+			return rec->csn >= serial[2 * i + 1];
+	return false;
 }
 
 /* Which partition a slot's rows belong to: runs of 4096 slots, dealt round */
@@ -252,7 +266,8 @@ fc_replay_rows(const FcReplayPlan *plan, uint32 part, FcReplayPart *counts, bool
 		const char *image;
 
 		CHECK_FOR_INTERRUPTS();
-		if (rec->kind != FC_REC_VALUES || rec->csn < plan->min_csn)
+		if (rec->kind != FC_REC_VALUES || rec->csn < plan->min_csn ||
+			fc_replay_is_serial(plan, rec))
 			continue;
 		if (!fc_replay_counts(plan, rec->csn))
 		{
@@ -293,6 +308,94 @@ fc_replay_rows(const FcReplayPlan *plan, uint32 part, FcReplayPart *counts, bool
 	*counts = pass.counts;
 }
 
+/* The first CALL record of its database (a lower bound is enough). */
+static void
+fc_note_first_call(List **first_calls, const fc_log_header *rec)
+{
+	ListCell   *lc;
+	FcSerialDb *db;
+
+	foreach(lc, *first_calls)
+	{
+		db = (FcSerialDb *) lfirst(lc);
+		if (db->dbid == rec->dbid)
+		{
+			db->first_call_csn = Min(db->first_call_csn, rec->csn);
+			return;
+		}
+	}
+	db = palloc0(sizeof(FcSerialDb));
+	db->dbid = rec->dbid;
+	db->first_call_csn = rec->csn;
+	*first_calls = lappend(*first_calls, db);
+}
+
+static int
+fc_serial_entry_cmp(const void *a, const void *b)
+{
+	const FcSerialEntry *x = (const FcSerialEntry *) a;
+	const FcSerialEntry *y = (const FcSerialEntry *) b;
+
+	if (x->csn != y->csn)
+		return x->csn < y->csn ? -1 : 1;
+	return (x->lsn > y->lsn) - (x->lsn < y->lsn);
+}
+
+/*
+ * A second pass over the log: the VALUES and CALL records that count of
+ * each database from its first call on, in CSN order.  A call must see
+ * exactly the commits before it, and the log holds records a little out
+ * of CSN order (CSNs are taken before the log space).
+ */
+static void
+fc_collect_serial(const FcReplayPlan *plan, List *dbs)
+{
+	FcLogReader *reader = fc_log_reader_open(plan->start_lsn);
+	const fc_log_header *rec;
+	ListCell   *lc;
+	uint64	   *cap = palloc0(list_length(dbs) * sizeof(uint64));
+
+	while ((rec = fc_log_reader_next(reader)) != NULL && rec->lsn < plan->end_lsn)
+	{
+		int			i = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		if ((rec->kind != FC_REC_VALUES && rec->kind != FC_REC_CALL) ||
+			rec->csn < plan->min_csn || !fc_replay_is_serial(plan, rec) ||
+			!fc_replay_counts(plan, rec->csn))
+			continue;
+		foreach(lc, dbs)
+		{
+			FcSerialDb *db = (FcSerialDb *) lfirst(lc);
+
+			if (db->dbid == rec->dbid)
+			{
+				if (db->nentries == cap[i])
+				{
+					cap[i] = Max(cap[i] * 2, 1024);
+					db->entries = db->entries == NULL ?
+						MemoryContextAllocHuge(TopMemoryContext, cap[i] * sizeof(FcSerialEntry)) :
+						repalloc_huge(db->entries, cap[i] * sizeof(FcSerialEntry));
+				}
+				db->entries[db->nentries].csn = rec->csn;
+				db->entries[db->nentries].lsn = rec->lsn;
+				db->nentries++;
+				break;
+			}
+			i++;
+		}
+	}
+	fc_log_reader_close(reader);
+	pfree(cap);
+	foreach(lc, dbs)
+	{
+		FcSerialDb *db = (FcSerialDb *) lfirst(lc);
+
+		if (db->nentries > 1)
+			qsort(db->entries, db->nentries, sizeof(FcSerialEntry), fc_serial_entry_cmp);
+	}
+}
+
 static void
 fc_finish_table(FcTable *tbl, void *arg)
 {
@@ -327,6 +430,7 @@ fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn)
 	HASH_SEQ_STATUS seq;
 	FcXidEntry *e;
 	uint64		nskip;
+	List	   *first_calls = NIL;
 	TimestampTz start = GetCurrentTimestamp();
 
 	memset(res, 0, sizeof(FcReplayResult));
@@ -349,8 +453,13 @@ fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn)
 		}
 		if (rec->csn > max_csn)
 			max_csn = rec->csn;
-		if ((rec->kind != FC_REC_DDL && rec->kind != FC_REC_VALUES) || rec->csn < min_csn)
+		if (rec->csn < min_csn)
 			continue;
+		if (rec->kind == FC_REC_CALL)
+		{
+			fc_note_first_call(&first_calls, rec);
+			res->max_call_csn = Max(res->max_call_csn, rec->csn);
+		}
 		if ((rec->flags & FC_REC_NEEDS_CLOG) && !fc_xid_committed(clog, rec->xid))
 			(void) hash_search(skip, &rec->csn, HASH_ENTER, NULL);
 		if (rec->kind == FC_REC_DDL)
@@ -382,9 +491,9 @@ fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn)
 	}
 	list_free_deep(ddl);
 
-	/* the rows, in parallel */
+	/* the rows, in parallel, but those after a database's first call */
 	nskip = hash_get_num_entries(skip);
-	plan = fc_replay_plan_create(nskip);
+	plan = fc_replay_plan_create(nskip + 2 * list_length(first_calls));
 	plan->start_lsn = start_lsn;
 	plan->end_lsn = res->end_lsn;
 	plan->min_csn = min_csn;
@@ -392,8 +501,19 @@ fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn)
 	plan->nskip = 0;
 	hash_seq_init(&seq, skip);
 	while ((e = hash_seq_search(&seq)) != NULL)
-		plan->skip[plan->nskip++] = e->key;
-	qsort(plan->skip, plan->nskip, sizeof(uint64), fc_csn_cmp);
+		FC_PLAN_SKIP(plan)[plan->nskip++] = e->key;
+	qsort(FC_PLAN_SKIP(plan), plan->nskip, sizeof(uint64), fc_csn_cmp);
+	foreach(lc, first_calls)
+	{
+		FcSerialDb *db = (FcSerialDb *) lfirst(lc);
+
+		FC_PLAN_SERIAL(plan)[2 * plan->nserial] = db->dbid;
+		FC_PLAN_SERIAL(plan)[2 * plan->nserial + 1] = db->first_call_csn;
+		plan->nserial++;
+	}
+	if (first_calls != NIL)
+		fc_collect_serial(plan, first_calls);
+	res->serial = first_calls;
 	hash_destroy(skip);
 	hash_destroy(clog);
 

@@ -10,11 +10,31 @@
 
 #include "postgres.h"
 
+#include "nodes/pg_list.h"
 #include "port/atomics.h"
 
 #include "core/log_format.h"
 
 #define FC_MAX_REPLAY_PARTS		64	/* pg_fastckpt.recovery_workers' maximum */
+
+/* A record the database-connected worker replays, in CSN order */
+typedef struct FcSerialEntry
+{
+	uint64		csn;
+	uint64		lsn;
+} FcSerialEntry;
+
+/*
+ * One database's records from its first CALL record on: its CALL and
+ * VALUES records, sorted by CSN, replayed one by one (call_replay.c).
+ */
+typedef struct FcSerialDb
+{
+	Oid			dbid;
+	uint64		first_call_csn;
+	uint64		nentries;
+	FcSerialEntry *entries;
+} FcSerialDb;
 
 typedef struct FcReplayResult
 {
@@ -29,6 +49,8 @@ typedef struct FcReplayResult
 	uint64		tables_created;
 	int			workers;		/* processes that applied rows */
 	double		seconds;
+	List	   *serial;			/* FcSerialDb of databases with CALL records */
+	uint64		max_call_csn;	/* newest CALL record replayed, or 0 */
 } FcReplayResult;
 
 /* What one partition's pass applied */
@@ -55,8 +77,14 @@ typedef struct FcReplayPlan
 	bool		done[FC_MAX_REPLAY_PARTS];
 	FcReplayPart parts[FC_MAX_REPLAY_PARTS];
 	uint64		nskip;
-	uint64		skip[FLEXIBLE_ARRAY_MEMBER];	/* sorted CSNs that do not count */
+	uint32		nserial;		/* databases replayed serially from a CSN on */
+	uint64		words[FLEXIBLE_ARRAY_MEMBER];	/* nskip sorted CSNs that do
+												 * not count, then nserial
+												 * (database, first CALL CSN) */
 } FcReplayPlan;
+
+#define FC_PLAN_SKIP(plan)		((plan)->words)
+#define FC_PLAN_SERIAL(plan)	((plan)->words + (plan)->nskip)
 
 /* replay.c */
 extern void fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn);
@@ -64,7 +92,7 @@ extern void fc_replay_rows(const FcReplayPlan *plan, uint32 part, FcReplayPart *
 						   bool report);
 
 /* replay_workers.c */
-extern FcReplayPlan *fc_replay_plan_create(uint64 nskip);
+extern FcReplayPlan *fc_replay_plan_create(uint64 nwords);
 extern int	fc_replay_plan_run(FcReplayPlan *plan);
 extern void fc_replay_plan_destroy(FcReplayPlan *plan);
 

@@ -33,15 +33,15 @@ PGDLLEXPORT void fc_replay_worker_main(Datum arg);
 static dsm_segment *fc_plan_seg = NULL;
 
 FcReplayPlan *
-fc_replay_plan_create(uint64 nskip)
+fc_replay_plan_create(uint64 nwords)
 {
-	Size		size = add_size(offsetof(FcReplayPlan, skip), mul_size(nskip, sizeof(uint64)));
+	Size		size = add_size(offsetof(FcReplayPlan, words), mul_size(nwords, sizeof(uint64)));
 	FcReplayPlan *plan;
 
 	Assert(fc_plan_seg == NULL);
 	fc_plan_seg = dsm_create(size, 0);
 	plan = (FcReplayPlan *) dsm_segment_address(fc_plan_seg);
-	memset(plan, 0, offsetof(FcReplayPlan, skip));
+	memset(plan, 0, offsetof(FcReplayPlan, words));
 	plan->nparts = Min(Max(fc_recovery_workers, 1), FC_MAX_REPLAY_PARTS);
 	pg_atomic_init_u32(&plan->next_part, 0);
 	return plan;

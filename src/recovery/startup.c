@@ -59,6 +59,7 @@
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
+#include "recovery/call_replay.h"
 #include "recovery/gate.h"
 #include "recovery/replay.h"
 #include "store/table_store.h"
@@ -260,6 +261,44 @@ fc_drop_orphan_databases(List *dbs)
 	}
 }
 
+/*
+ * Replay, database by database, the records from each one's first CALL
+ * record on, in commit order (call_replay.c).  False, with the reason in
+ * error, if a database's calls could not all be repeated.
+ */
+static bool
+fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
+{
+	ListCell   *lc;
+
+	foreach(lc, serial)
+	{
+		FcSerialDb *db = (FcSerialDb *) lfirst(lc);
+		FcSerialResult result;
+
+		if (db->nentries == 0)
+			continue;
+		if (!fc_replay_serial_database(db, end_lsn, &result, error, errlen))
+		{
+			if (!list_member_oid(fc_database_list(), db->dbid))
+			{
+				ereport(LOG,
+						(errmsg("pg_fastckpt: database %u was dropped during recovery", db->dbid)));
+				continue;
+			}
+			return false;
+		}
+		fc_recovery_stats_add_calls(result.calls, result.seconds);
+		ereport(LOG,
+				(errmsg("pg_fastckpt: database %u: %llu calls and %llu row-image records replayed in commit order in %.3f s (%llu rows, %llu index rebuilds)",
+						db->dbid, (unsigned long long) result.calls,
+						(unsigned long long) result.values_records, result.seconds,
+						(unsigned long long) result.rows,
+						(unsigned long long) result.index_rebuilds)));
+	}
+	return true;
+}
+
 static double
 fc_seconds_since(TimestampTz start)
 {
@@ -329,6 +368,8 @@ fc_recovery_leader_main(Datum arg)
 		dbs = fc_database_list();
 		fc_drop_orphan_databases(dbs);
 		fc_log_start(res.end_lsn, res.next_csn);
+		/* the calls replayed stay in the log until a checkpoint holds them */
+		fc_ckpt_note_call(res.max_call_csn);
 
 		index_start = GetCurrentTimestamp();
 		if (!fc_rebuild_all_indexes(dbs, error, sizeof(error)))
@@ -342,6 +383,18 @@ fc_recovery_leader_main(Datum arg)
 			fc_gate_fail(error);
 			fc_recovery_idle();
 		}
+		if (!fc_replay_all_serial(res.serial, res.end_lsn, error, sizeof(error)))
+		{
+			/* never open the tables without an acknowledged commit */
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
+					 errdetail("A logged call of a registered routine could not be repeated: %s", error),
+					 errhint("The checkpoint and the log are kept. Put back what the call needs (the routine as it was, its role and privileges) and restart the server.")));
+			fc_gate_fail(error);
+			fc_recovery_idle();
+		}
+
 		/* testing only: keep the gate closed a while longer */
 		while (fc_test_recovery_delay_ms > 0 &&
 			   fc_seconds_since(start) * 1000.0 < fc_test_recovery_delay_ms)
@@ -534,6 +587,17 @@ fc_rebuild_index(const FcIndexJob *job)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	return built;
+}
+
+bool
+fc_rebuild_one_index(Oid relid, Oid indexid)
+{
+	FcIndexJob	job;
+
+	job.relid = relid;
+	job.indexid = indexid;
+	job.nslots = 0;
+	return fc_rebuild_index(&job);
 }
 
 /* Storages of this database that no fastckpt table in pg_class owns. */

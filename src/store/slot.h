@@ -60,6 +60,8 @@
 #define FC_XMAX_KEYS_UPDATED	0x0080	/* that update changed key columns */
 #define FC_SLOT_DEAD			0x0100	/* invisible to all, awaiting cleanup */
 #define FC_SPECULATIVE			0x0200	/* speculative insert, token in next_tid */
+#define FC_SLOT_STALE			0x0400	/* unused, but index entries may still
+										 * point here (serial replay only) */
 
 #define FC_XMIN_HINTS	(FC_XMIN_COMMITTED | FC_XMIN_ABORTED | FC_XMIN_FROZEN)
 #define FC_XMAX_BITS	(FC_XMAX_COMMITTED | FC_XMAX_ABORTED | FC_XMAX_UPDATED | \

@@ -445,7 +445,9 @@ fc_table_finish_replay(FcTable *tbl)
 		if (hdr->flags & FC_SLOT_USED)
 		{
 			hdr->link = 0;
-			live++;
+			/* replayed calls leave dead versions for VACUUM */
+			if (!TransactionIdIsValid(hdr->xmax) || (hdr->flags & FC_XMAX_ABORTED))
+				live++;
 			continue;
 		}
 		hdr->flags = 0;

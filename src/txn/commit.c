@@ -20,6 +20,9 @@
  * atomic because it is one record, and an ABORT record voids it if the
  * transaction fails after appending it.
  *
+ * A transaction that is one checked call of a registered routine
+ * (procs/) is logged as one CALL record instead of its row images.
+ *
  * A storage created in this transaction (CREATE TABLE, TRUNCATE, table
  * rewrites) is logged whole, whatever wrote it (COPY, rewrites that bypass
  * the write set).
@@ -46,6 +49,7 @@
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
 #include "procs/procs.h"
+#include "recovery/call_replay.h"
 #include "recovery/gate.h"
 #include "store/table_store.h"
 #include "txn/read_set.h"
@@ -64,6 +68,7 @@ typedef struct FcRecBuilder
 static FcRecBuilder fc_rb;
 static uint64 fc_elr_wait_lsn = 0;	/* wait for this after locks are released */
 static uint64 fc_logged_csn = 0;	/* records appended with this CSN */
+static bool fc_ckpt_first = false;	/* changed what logged calls need */
 uint64		fc_read_wait_lsn = 0;
 
 static void
@@ -202,6 +207,35 @@ fc_wait_log_ready(void)
 	}
 }
 
+/*
+ * This transaction changes what the replay of logged calls depends on
+ * (a registered routine, or storages): see fc_checkpoint_for_calls.
+ */
+void
+fc_commit_require_checkpoint(void)
+{
+	fc_ckpt_first = true;
+}
+
+/*
+ * Replay runs a logged call against the catalogs and storages of the
+ * moment it replays, so a transaction that changes a registered routine or
+ * drops a storage (DROP, TRUNCATE, table rewrites) must not commit while
+ * the log after the last checkpoint still holds calls: take a checkpoint
+ * first, and those calls are in it.  Calls that commit meanwhile cannot
+ * touch the storages, which this transaction holds locked.
+ */
+static void
+fc_checkpoint_for_calls(void)
+{
+	fc_ckpt_first = false;
+	if (!fc_ckpt_calls_since_last())
+		return;
+	ereport(DEBUG1,
+			(errmsg("pg_fastckpt: taking a checkpoint before this commit: logged calls of registered routines precede it")));
+	fc_ckpt_request(true);
+}
+
 void
 fc_commit_pre_commit(void)
 {
@@ -227,6 +261,8 @@ fc_commit_pre_commit(void)
 		if (nwrites == 0)
 			fc_log_wait_flushed(lsn, false);
 	}
+	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
+		fc_checkpoint_for_calls();
 	if (nwrites == 0 && !fc_pending_changes_exist())
 		return;
 	if (fc_in_recovery_worker)
@@ -234,6 +270,12 @@ fc_commit_pre_commit(void)
 		/* replaying the log: install only, the records are there already */
 		phase = fc_pp_phase();
 		LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
+		if (fc_replaying_call)
+		{
+			/* a replayed call: digest what it wrote, as its record did */
+			fc_replayed_digest = fc_write_set_install_digest(phase, &fc_replayed_nwritten);
+			nwrites = 0;
+		}
 		for (int i = 0; i < nwrites; i++)
 		{
 			FcWrite    *w = fc_write_set_get(i);
@@ -338,29 +380,44 @@ fc_commit_pre_commit(void)
 		fc_rb_emit();
 	}
 
-	fc_rb_begin(FC_REC_VALUES, needs_clog ? FC_REC_NEEDS_CLOG : 0, csn);
-	for (int i = 0; i < nwrites; i++)
+	if (verdict == FC_FALLBACK_NONE)
 	{
-		FcWrite    *w = fc_write_set_get(i);
+		/* one CALL record: the call, its slots, and a digest of its writes */
+		uint32		nwritten;
+		uint64		digest;
 
-		if (w->tbl->generation != w->generation ||
-			(w->tbl == prev_tbl && w->slotno == prev_slot) ||
-			fc_in_new_storage(w->tbl, new_tables))
-			continue;
-		fc_rb_add_slot(w->tbl, w->slotno, phase, false);
-		prev_tbl = w->tbl;
-		prev_slot = w->slotno;
-	}
-	foreach(lc, new_tables)
-	{
-		FcTable    *tbl = (FcTable *) lfirst(lc);
-		uint64		nslots = fc_table_nslots(tbl);
-
-		for (uint64 s = 0; s < nslots; s++)
-			fc_rb_add_slot(tbl, s, phase, true);
-	}
-	if (fc_rb.hdr->nentries > 0)
+		fc_rb_begin(FC_REC_CALL, needs_clog ? FC_REC_NEEDS_CLOG : 0, csn);
+		digest = fc_write_set_install_digest(phase, &nwritten);
+		fc_call_fill_record(fc_rb.hdr, digest, nwritten);
 		fc_rb_emit();
+		fc_ckpt_note_call(csn);
+	}
+	else
+	{
+		fc_rb_begin(FC_REC_VALUES, needs_clog ? FC_REC_NEEDS_CLOG : 0, csn);
+		for (int i = 0; i < nwrites; i++)
+		{
+			FcWrite    *w = fc_write_set_get(i);
+
+			if (w->tbl->generation != w->generation ||
+				(w->tbl == prev_tbl && w->slotno == prev_slot) ||
+				fc_in_new_storage(w->tbl, new_tables))
+				continue;
+			fc_rb_add_slot(w->tbl, w->slotno, phase, false);
+			prev_tbl = w->tbl;
+			prev_slot = w->slotno;
+		}
+		foreach(lc, new_tables)
+		{
+			FcTable    *tbl = (FcTable *) lfirst(lc);
+			uint64		nslots = fc_table_nslots(tbl);
+
+			for (uint64 s = 0; s < nslots; s++)
+				fc_rb_add_slot(tbl, s, phase, true);
+		}
+		if (fc_rb.hdr->nentries > 0)
+			fc_rb_emit();
+	}
 
 	/* stamp the rows with their record, for readers (see fc_note_read_stamp) */
 	for (int i = 0; i < nwrites; i++)
@@ -409,6 +466,7 @@ fc_commit_release_callback(ResourceReleasePhase phase, bool isCommit,
 void
 fc_commit_at_end(void)
 {
+	fc_ckpt_first = false;
 	fc_logged_csn = 0;
 	fc_read_wait_lsn = 0;
 }
@@ -423,6 +481,7 @@ fc_commit_at_end(void)
 void
 fc_commit_at_abort(void)
 {
+	fc_ckpt_first = false;
 	fc_elr_wait_lsn = 0;
 	fc_read_wait_lsn = 0;
 	if (fc_logged_csn != 0 && !proc_exit_inprogress && PostmasterIsAlive())

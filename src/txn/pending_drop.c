@@ -149,3 +149,13 @@ fc_pending_changes_exist(void)
 {
 	return fc_pending != NULL;
 }
+
+/* Does this transaction drop a storage (or a database) at commit? */
+bool
+fc_pending_drops_exist(void)
+{
+	for (FcPendingDrop *p = fc_pending; p != NULL; p = p->next)
+		if (p->at_commit)
+			return true;
+	return false;
+}

@@ -14,12 +14,14 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
 
 #include "pg_fastckpt.h"
+#include "core/crc32c.h"
 #include "ckpt/checkpoint.h"
 #include "procs/procs.h"
 #include "store/table_store.h"
@@ -98,6 +100,91 @@ fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
 				  fc_pp_live(sp, &tbl->layout), hdr->live_len);
 	return true;
+}
+
+/* One slot's committed state, hashed the same way whoever wrote it. */
+static uint32
+fc_slot_state_hash(FcTable *tbl, uint64 slotno, bool live)
+{
+	uint32		crc = FC_CRC32C_INIT;
+	uint64		key[2];
+
+	key[0] = tbl->key.relnode;
+	key[1] = slotno;
+	crc = fc_crc32c_update(crc, key, sizeof(key));
+	if (live)
+	{
+		FcSlotHeader *hdr = fc_slot_header(tbl, slotno);
+		HeapTupleHeader td = (HeapTupleHeader) fc_pp_live((char *) hdr, &tbl->layout);
+		uint32		shape[3];
+
+		/*
+		 * Only what the row says: the header's transaction fields are
+		 * whatever the executor's tuple happened to carry.
+		 */
+		shape[0] = HeapTupleHeaderGetNatts(td);
+		shape[1] = td->t_infomask & (HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_HASEXTERNAL);
+		shape[2] = td->t_hoff;
+		crc = fc_crc32c_update(crc, shape, sizeof(shape));
+		if (hdr->live_len > offsetof(HeapTupleHeaderData, t_bits))
+			crc = fc_crc32c_update(crc, td->t_bits,
+								   hdr->live_len - offsetof(HeapTupleHeaderData, t_bits));
+	}
+	return fc_crc32c_final(crc);
+}
+
+static int
+fc_write_key_cmp(const void *a, const void *b)
+{
+	const FcWrite *x = *(FcWrite *const *) a;
+	const FcWrite *y = *(FcWrite *const *) b;
+
+	if (x->tbl->key.relnode != y->tbl->key.relnode)
+		return x->tbl->key.relnode < y->tbl->key.relnode ? -1 : 1;
+	if (x->slotno != y->slotno)
+		return x->slotno < y->slotno ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Install a registered call's writes into the current shadow images and
+ * digest the final state of every distinct slot it wrote, in (relnode,
+ * slot) order so that the order the call happened to write in does not
+ * matter.  The CALL record carries the digest; replay computes it again to
+ * prove it repeated the call exactly.
+ */
+uint64
+fc_write_set_install_digest(uint64 phase, uint32 *nwritten)
+{
+	FcWrite   **sorted = palloc(Max(fc_nwrites, 1) * sizeof(FcWrite *));
+	int			n = 0;
+	uint64		digest = UINT64CONST(0x6a09e667f3bcc908);
+	uint32		distinct = 0;
+
+	for (int i = 0; i < fc_nwrites; i++)
+		if (fc_writes[i].tbl->generation == fc_writes[i].generation)
+			sorted[n++] = &fc_writes[i];
+	qsort(sorted, n, sizeof(FcWrite *), fc_write_key_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		FcWrite    *w = sorted[i];
+		LWLock	   *lock;
+		bool		live;
+
+		if (i > 0 && fc_write_key_cmp(&sorted[i - 1], &sorted[i]) == 0)
+			continue;
+		lock = fc_slot_lock(w->tbl, w->slotno);
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		live = fc_install_slot(w->tbl, w->slotno, phase);
+		digest = (digest ^ fc_slot_state_hash(w->tbl, w->slotno, live)) *
+			UINT64CONST(0x100000001b3);
+		digest ^= digest >> 29;
+		LWLockRelease(lock);
+		distinct++;
+	}
+	pfree(sorted);
+	*nwritten = distinct;
+	return digest;
 }
 
 /*

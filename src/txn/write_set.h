@@ -37,6 +37,7 @@ extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 extern int	fc_write_set_size(void);
 extern FcWrite *fc_write_set_get(int i);
 extern bool fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase);
+extern uint64 fc_write_set_install_digest(uint64 phase, uint32 *nwritten);
 extern void fc_write_set_installed(uint64 phase);
 extern void fc_count_live_rows(void);
 extern bool fc_write_starts_run(int i);
@@ -45,6 +46,7 @@ extern bool fc_write_starts_run(int i);
 extern void fc_commit_pre_commit(void);
 extern void fc_commit_at_abort(void);
 extern void fc_commit_at_end(void);
+extern void fc_commit_require_checkpoint(void);
 extern void fc_commit_register_callbacks(void);
 extern void fc_note_read_stamp(uint64 stamp);
 extern void fc_wait_read_durable_slow(void);
@@ -70,5 +72,6 @@ extern void fc_pending_drops_at_subxact_end(bool commit, int nestlevel);
 extern List *fc_pending_storage_changes(void);
 extern const RelFileNode *fc_pending_change_rnode(void *change, bool *is_drop);
 extern bool fc_pending_changes_exist(void);
+extern bool fc_pending_drops_exist(void);
 
 #endif							/* FC_WRITE_SET_H */

@@ -1,0 +1,812 @@
+/*-------------------------------------------------------------------------
+ *
+ * call_replay.c
+ *	  Serial replay of a database's log records from its first CALL record
+ *	  on (DESIGN.md section 8).
+ *
+ * A CALL record holds the call, not its row images, so the call must run
+ * again, seeing exactly the commits before it: one database-connected
+ * worker per database takes that database's VALUES and CALL records in CSN
+ * order, after the leader applied everything before the first call in
+ * parallel and the database's indexes were rebuilt (calls use them).
+ *
+ * VALUES records are applied as in the parallel pass, and index entries
+ * are added for rows that land in empty slots.  A CALL record runs its
+ * routine as the role that called it, with the logged arguments,
+ * search_path, transaction time and random seed; its inserts take the
+ * slots the call was given (later records name those slots).  At its
+ * commit the final images of what it wrote are digested and compared with
+ * the digest the call logged: a call that did not repeat exactly stops
+ * recovery with the reason, and the tables stay closed -- never open with
+ * something other than what was acknowledged.
+ *
+ * Index entries are not removed when a replayed record deletes a row, so
+ * a slot emptied here keeps entries that would be wrong once the slot is
+ * used again.  Such slots are marked; when one is reused, the table's
+ * indexes are rebuilt before the next call runs, and at the end.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_proc.h"
+#include "commands/defrem.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/parsenodes.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/dest.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/relfilenodemap.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "pg_fastckpt.h"
+#include "log/log.h"
+#include "procs/procs.h"
+#include "recovery/call_replay.h"
+#include "recovery/gate.h"
+#include "store/table_store.h"
+#include "store/undo.h"
+#include "txn/write_set.h"
+
+PGDLLEXPORT void fc_call_replay_main(Datum arg);
+
+/* Records applied in one transaction between calls */
+#define FC_SERIAL_BATCH		10000
+
+bool		fc_replaying_call = false;
+uint64		fc_replayed_digest = 0;
+uint32		fc_replayed_nwritten = 0;
+
+/* the running call's slot hints */
+static const fc_log_call_slot *fc_hints = NULL;
+static uint32 fc_nhints = 0;
+static uint32 fc_next_hint = 0;
+
+/* What the leader shares with the worker */
+typedef struct FcSerialShared
+{
+	Oid			dboid;
+	uint64		end_lsn;
+	uint64		nentries;
+	bool		finished;		/* the worker got to the end */
+	bool		failed;			/* ... and could not repeat a record */
+	FcSerialResult result;
+	char		error[1024];
+	FcSerialEntry entries[FLEXIBLE_ARRAY_MEMBER];
+} FcSerialShared;
+
+/* What the worker knows about a table it touched */
+typedef struct FcSerialTable
+{
+	FcTable    *tbl;			/* hash key */
+	bool		stale;			/* has slots with leftover index entries */
+	bool		needs_rebuild;	/* ... and one of them holds a row again */
+	/* open in the current batch transaction, else rel == NULL */
+	Relation	rel;
+	int			nindexes;
+	Relation   *indexes;
+	IndexInfo **infos;
+	TupleTableSlot *slot;
+} FcSerialTable;
+
+/* The worker's state */
+typedef struct FcSerialState
+{
+	FcSerialShared *shared;
+	HTAB	   *tables;
+	bool		in_batch;		/* a batch transaction is open */
+	int			batch_records;
+	EState	   *estate;
+	uint64		phase;
+	/* last storage looked up */
+	Oid			last_spcid;
+	Oid			last_relnode;
+	FcTable    *last_tbl;
+} FcSerialState;
+
+static void fc_serial_fail(FcSerialState *st, const char *fmt,...) pg_attribute_printf(2, 3);
+
+/*
+ * The slot the running call's next insert into tbl gets: the one the call
+ * was given, in order.  Anything else means replay went another way.
+ */
+uint64
+fc_call_replay_slot(FcTable *tbl)
+{
+	const fc_log_call_slot *hint;
+
+	if (fc_next_hint >= fc_nhints)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("replayed call inserted more rows than the logged call did")));
+	hint = &fc_hints[fc_next_hint++];
+	if (hint->spcid != tbl->key.spcid || hint->relnode != tbl->key.relnode)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("replayed call inserted into storage %u where the logged call inserted into storage %u",
+						tbl->key.relnode, hint->relnode)));
+	fc_slot_claim(tbl, hint->slotno, tbl->relid);
+	if (fc_slot_header(tbl, hint->slotno)->flags & FC_SLOT_USED)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("slot " UINT64_FORMAT " of storage %u, given to the logged call, is in use at replay",
+						hint->slotno, hint->relnode)));
+	fc_slot_header(tbl, hint->slotno)->link = 0;
+	return hint->slotno;
+}
+
+static void
+fc_serial_fail(FcSerialState *st, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->shared->error, sizeof(st->shared->error), fmt, ap);
+	va_end(ap);
+	st->shared->failed = true;
+}
+
+static FcSerialTable *
+fc_serial_table(FcSerialState *st, FcTable *tbl)
+{
+	bool		found;
+	FcSerialTable *t = hash_search(st->tables, &tbl, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		memset((char *) t + sizeof(FcTable *), 0, sizeof(FcSerialTable) - sizeof(FcTable *));
+		t->tbl = tbl;
+	}
+	return t;
+}
+
+static FcTable *
+fc_serial_lookup(FcSerialState *st, Oid spcid, Oid relnode)
+{
+	RelFileNode rnode;
+
+	if (st->last_tbl != NULL && st->last_spcid == spcid && st->last_relnode == relnode)
+		return st->last_tbl;
+	rnode.dbNode = MyDatabaseId;
+	rnode.spcNode = spcid;
+	rnode.relNode = relnode;
+	st->last_tbl = fc_table_lookup(&rnode);
+	st->last_spcid = spcid;
+	st->last_relnode = relnode;
+	return st->last_tbl;
+}
+
+/* The table that owns a storage now (a transaction is open). */
+static Oid
+fc_serial_relid(FcTable *tbl)
+{
+	return RelidByRelfilenode(tbl->key.spcid == MyDatabaseTableSpace ? 0 : tbl->key.spcid,
+							  tbl->key.relnode);
+}
+
+/* Does the slot hold a version nobody can see any more? */
+static bool
+fc_slot_is_dead(FcSlotHeader *hdr)
+{
+	if (hdr->flags & FC_XMIN_ABORTED)
+		return true;
+	return TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
+		TransactionIdDidCommit(hdr->xmax);
+}
+
+static void
+fc_serial_batch_begin(FcSerialState *st)
+{
+	if (st->in_batch)
+		return;
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	st->estate = CreateExecutorState();
+	st->in_batch = true;
+	st->batch_records = 0;
+}
+
+static void
+fc_serial_batch_end(FcSerialState *st)
+{
+	HASH_SEQ_STATUS seq;
+	FcSerialTable *t;
+
+	if (!st->in_batch)
+		return;
+	hash_seq_init(&seq, st->tables);
+	while ((t = hash_seq_search(&seq)) != NULL)
+	{
+		if (t->rel == NULL)
+			continue;
+		ExecDropSingleTupleTableSlot(t->slot);
+		for (int i = 0; i < t->nindexes; i++)
+			index_close(t->indexes[i], NoLock);
+		table_close(t->rel, NoLock);
+		t->rel = NULL;
+	}
+	FreeExecutorState(st->estate);
+	st->estate = NULL;
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	st->in_batch = false;
+}
+
+/* Open a table and its indexes for index insertion, in the batch. */
+static bool
+fc_serial_open(FcSerialState *st, FcSerialTable *t)
+{
+	Oid			relid;
+	List	   *indexes;
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (t->rel != NULL)
+		return true;
+	relid = fc_serial_relid(t->tbl);
+	if (!OidIsValid(relid))
+		return false;
+	old = MemoryContextSwitchTo(CurTransactionContext);
+	t->rel = table_open(relid, RowExclusiveLock);
+	indexes = RelationGetIndexList(t->rel);
+	t->nindexes = 0;
+	t->indexes = palloc(Max(list_length(indexes), 1) * sizeof(Relation));
+	t->infos = palloc(Max(list_length(indexes), 1) * sizeof(IndexInfo *));
+	foreach(lc, indexes)
+	{
+		Relation	ind = index_open(lfirst_oid(lc), RowExclusiveLock);
+
+		t->indexes[t->nindexes] = ind;
+		t->infos[t->nindexes] = BuildIndexInfo(ind);
+		t->nindexes++;
+	}
+	t->slot = MakeSingleTupleTableSlot(RelationGetDescr(t->rel), &TTSOpsHeapTuple);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * Index a row that a VALUES record put into an empty slot.  No uniqueness
+ * check: the row was unique when it committed.
+ */
+static void
+fc_serial_index_row(FcSerialState *st, FcSerialTable *t, uint64 slotno)
+{
+	FcSlotHeader *hdr = fc_slot_header(t->tbl, slotno);
+	ExprContext *econtext;
+	HeapTupleData tuple;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	if (!fc_serial_open(st, t) || t->nindexes == 0)
+		return;
+	tuple.t_len = hdr->live_len;
+	tuple.t_data = (HeapTupleHeader) fc_pp_live((char *) hdr, &t->tbl->layout);
+	tuple.t_tableOid = RelationGetRelid(t->rel);
+	fc_slot_to_tid(slotno, &tuple.t_self);
+	ExecStoreHeapTuple(&tuple, t->slot, false);
+	econtext = GetPerTupleExprContext(st->estate);
+	econtext->ecxt_scantuple = t->slot;
+	for (int i = 0; i < t->nindexes; i++)
+	{
+		IndexInfo  *ii = t->infos[i];
+
+		if (ii->ii_Predicate != NIL)
+		{
+			if (ii->ii_PredicateState == NULL)
+				ii->ii_PredicateState = ExecPrepareQual(ii->ii_Predicate, st->estate);
+			if (!ExecQual(ii->ii_PredicateState, econtext))
+				continue;
+		}
+		FormIndexDatum(ii, t->slot, st->estate, values, isnull);
+		(void) index_insert(t->indexes[i], values, isnull, &tuple.t_self, t->rel,
+							UNIQUE_CHECK_NO, false, ii);
+	}
+	ExecClearTuple(t->slot);
+	ResetPerTupleExprContext(st->estate);
+}
+
+/* Apply one row of a VALUES record. */
+static void
+fc_serial_apply_row(FcSerialState *st, const fc_log_header *rec,
+					const fc_log_row *row, const char *image)
+{
+	FcTable    *tbl = fc_serial_lookup(st, row->spcid, row->relnode);
+	FcSerialTable *t;
+	FcSlotHeader *hdr;
+	char	   *sp;
+	bool		used;
+	bool		reused;
+
+	if (tbl == NULL || rec->csn < tbl->create_csn)
+		return;					/* its storage was dropped later */
+	t = fc_serial_table(st, tbl);
+	if (row->len == FC_LOG_TOMBSTONE)
+	{
+		if (row->slotno >= fc_table_nslots(tbl))
+			return;
+		hdr = fc_slot_header(tbl, row->slotno);
+		if (hdr->flags & FC_SLOT_USED)
+		{
+			fc_undo_detach_chain(hdr);
+			hdr->flags = FC_SLOT_STALE;
+			t->stale = true;
+		}
+		hdr->link = 0;
+		fc_pp_install_tombstone(&hdr->marks, st->phase);
+		st->shared->result.rows++;
+		return;
+	}
+	if (row->len > tbl->layout.image_capacity)
+	{
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: log record at %llu holds a %u-byte row for a table whose rows hold at most %u bytes; row skipped",
+						(unsigned long long) rec->lsn, row->len, tbl->layout.image_capacity)));
+		return;
+	}
+	fc_slot_claim(tbl, row->slotno, tbl->relid);
+	sp = fc_slot_ptr(tbl, row->slotno);
+	hdr = (FcSlotHeader *) sp;
+	used = (hdr->flags & FC_SLOT_USED) != 0;
+
+	/*
+	 * A live row is updated in place (its indexed values are unchanged, or
+	 * it would have moved); an emptied or dead one is a slot used again.
+	 */
+	reused = (hdr->flags & FC_SLOT_STALE) || (used && fc_slot_is_dead(hdr));
+	if (used)
+		fc_undo_detach_chain(hdr);
+	fc_slot_set_new_row(tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
+	ItemPointerSetInvalid(&hdr->next_tid);
+	hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
+	hdr->link = 0;
+	fc_pp_install(&hdr->marks, sp, &tbl->layout, st->phase,
+				  fc_pp_live(sp, &tbl->layout), row->len);
+	st->shared->result.rows++;
+	if (reused)
+		t->stale = t->needs_rebuild = true;
+	else if (!used && !t->needs_rebuild)
+		fc_serial_index_row(st, t, row->slotno);
+}
+
+/* Rebuild a table's indexes from its rows; no transaction is open. */
+static void
+fc_serial_rebuild(FcSerialState *st, FcSerialTable *t)
+{
+	Oid			relid;
+	Oid		   *indexids = NULL;
+	int			n = 0;
+	uint64		nslots;
+
+	StartTransactionCommand();
+	relid = fc_serial_relid(t->tbl);
+	if (OidIsValid(relid))
+	{
+		Relation	rel = table_open(relid, AccessShareLock);
+		List	   *indexes = RelationGetIndexList(rel);
+		ListCell   *lc;
+
+		indexids = MemoryContextAlloc(TopMemoryContext,
+									  Max(list_length(indexes), 1) * sizeof(Oid));
+		foreach(lc, indexes)
+			indexids[n++] = lfirst_oid(lc);
+		table_close(rel, AccessShareLock);
+	}
+	CommitTransactionCommand();
+	for (int i = 0; i < n; i++)
+		(void) fc_rebuild_one_index(relid, indexids[i]);
+	if (indexids != NULL)
+		pfree(indexids);
+
+	nslots = fc_table_nslots(t->tbl);
+	for (uint64 s = 0; s < nslots; s++)
+		fc_slot_header(t->tbl, s)->flags &= ~FC_SLOT_STALE;
+	t->stale = t->needs_rebuild = false;
+	st->shared->result.index_rebuilds++;
+}
+
+static void
+fc_serial_rebuild_tables(FcSerialState *st, bool all_stale)
+{
+	HASH_SEQ_STATUS seq;
+	FcSerialTable *t;
+	List	   *todo = NIL;
+	ListCell   *lc;
+	MemoryContext old;
+
+	/* outside the batch: its end frees its memory, and rebuilds commit */
+	hash_seq_init(&seq, st->tables);
+	while ((t = hash_seq_search(&seq)) != NULL)
+		if (t->needs_rebuild || (all_stale && t->stale))
+		{
+			hash_seq_term(&seq);
+			break;
+		}
+	if (t == NULL)
+		return;
+	fc_serial_batch_end(st);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	hash_seq_init(&seq, st->tables);
+	while ((t = hash_seq_search(&seq)) != NULL)
+		if (t->needs_rebuild || (all_stale && t->stale))
+			todo = lappend(todo, t);
+	MemoryContextSwitchTo(old);
+	foreach(lc, todo)
+		fc_serial_rebuild(st, (FcSerialTable *) lfirst(lc));
+	list_free(todo);
+}
+
+/*
+ * Make the slots the call was given ready for it, as VACUUM had made them
+ * for the call: a dead row or an emptied slot there is cleared, and its
+ * table's stale index entries rebuilt away before the call runs.
+ */
+static bool
+fc_serial_prepare_slots(FcSerialState *st, const fc_log_header *rec,
+						const fc_log_call_view *view)
+{
+	for (int i = 0; i < rec->nentries; i++)
+	{
+		const fc_log_call_slot *h = &view->slots[i];
+		FcTable    *tbl = fc_serial_lookup(st, h->spcid, h->relnode);
+		FcSlotHeader *hdr;
+
+		if (tbl == NULL)
+		{
+			fc_serial_fail(st, "the call logged at %llu inserted into storage %u, which does not exist at replay",
+						   (unsigned long long) rec->lsn, h->relnode);
+			return false;
+		}
+		fc_slot_claim(tbl, h->slotno, tbl->relid);
+		hdr = fc_slot_header(tbl, h->slotno);
+		if ((hdr->flags & FC_SLOT_USED) && !fc_slot_is_dead(hdr))
+		{
+			fc_serial_fail(st, "the call logged at %llu was given slot " UINT64_FORMAT " of storage %u, which holds a live row at replay",
+						   (unsigned long long) rec->lsn, h->slotno, h->relnode);
+			return false;
+		}
+		if (hdr->flags & (FC_SLOT_USED | FC_SLOT_STALE))
+		{
+			FcSerialTable *t = fc_serial_table(st, tbl);
+
+			fc_undo_detach_chain(hdr);
+			hdr->flags = 0;
+			t->stale = t->needs_rebuild = true;
+		}
+	}
+	fc_serial_rebuild_tables(st, false);
+	return true;
+}
+
+/* Turn the logged arguments back into constants. */
+static List *
+fc_serial_call_args(const fc_log_call_view *view)
+{
+	List	   *args = NIL;
+	char	   *pos = (char *) view->arg_data;
+
+	for (int i = 0; i < view->call->nargs; i++)
+	{
+		Oid			type = view->args[i].type;
+		int16		typlen;
+		bool		typbyval;
+		bool		isnull;
+		Datum		value;
+
+		get_typlenbyval(type, &typlen, &typbyval);
+		value = datumRestore(&pos, &isnull);
+		args = lappend(args, makeConst(type, -1, view->args[i].collation, typlen,
+									   value, isnull, typbyval));
+	}
+	return args;
+}
+
+/* Run the routine as the logged call did; errors propagate. */
+static void
+fc_serial_execute(const fc_log_call_view *view)
+{
+	const fc_log_call *call = view->call;
+	HeapTuple	tup;
+	FuncExpr   *fexpr;
+	char	   *search_path;
+
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(call->funcid));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("routine with OID %u no longer exists", call->funcid)));
+	if (HeapTupleHeaderGetRawXmin(tup->t_data) != call->definition)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("routine %s was changed after the call", get_func_name(call->funcid))));
+	ReleaseSysCache(tup);
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(call->roleid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u, which made the call, no longer exists", call->roleid)));
+
+	search_path = pnstrdup(view->search_path, call->search_path_len);
+	(void) set_config_option("search_path", search_path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+
+	fexpr = makeFuncExpr(call->funcid, get_func_rettype(call->funcid),
+						 fc_serial_call_args(view), InvalidOid, call->inputcollid,
+						 COERCE_EXPLICIT_CALL);
+	fexpr->funcvariadic = call->variadic != 0;
+	if (call->is_procedure)
+	{
+		CallStmt   *stmt = makeNode(CallStmt);
+
+		stmt->funcexpr = fexpr;
+		ExecuteCallStmt(stmt, NULL, true, None_Receiver);
+	}
+	else
+	{
+		EState	   *estate = CreateExecutorState();
+		ExprState  *state = ExecPrepareExpr((Expr *) fexpr, estate);
+		bool		isnull;
+
+		(void) ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
+		FreeExecutorState(estate);
+	}
+}
+
+/* Replay one CALL record; false if it could not be repeated exactly. */
+static bool
+fc_serial_call(FcSerialState *st, const fc_log_header *rec)
+{
+	fc_log_call_view view;
+	MemoryContext outer = CurrentMemoryContext;
+	Oid			save_userid;
+	int			save_sec;
+	bool		ok = true;
+
+	if (!fc_log_call_parse(rec, &view))
+	{
+		fc_serial_fail(st, "the CALL record at %llu is malformed", (unsigned long long) rec->lsn);
+		return false;
+	}
+	if (!fc_serial_prepare_slots(st, rec, &view))
+		return false;
+	fc_serial_batch_end(st);
+
+	fc_hints = view.slots;
+	fc_nhints = rec->nentries;
+	fc_next_hint = 0;
+	fc_replayed_digest = 0;
+	fc_replayed_nwritten = 0;
+	fc_helpers_replay_begin(view.call->seed, (TimestampTz) view.call->txn_time);
+
+	StartTransactionCommand();
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	PG_TRY();
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		SetUserIdAndSecContext(view.call->roleid, save_sec | SECURITY_LOCAL_USERID_CHANGE);
+		fc_replaying_call = true;
+		fc_serial_execute(&view);
+		if (fc_next_hint != fc_nhints)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("replayed call inserted %u rows where the logged call inserted %u",
+							fc_next_hint, fc_nhints)));
+		SetUserIdAndSecContext(save_userid, save_sec);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(outer);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		fc_serial_fail(st, "replaying the call of routine %u logged at %llu (CSN %llu) failed: %s",
+					   view.call->funcid, (unsigned long long) rec->lsn,
+					   (unsigned long long) rec->csn, edata->message);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+	fc_replaying_call = false;
+	fc_hints = NULL;
+	fc_nhints = 0;
+	fc_helpers_replay_end();
+	if (!ok)
+		return false;
+
+	if (fc_replayed_digest != view.call->digest || fc_replayed_nwritten != view.call->nwritten)
+	{
+		fc_serial_fail(st, "the call of routine %u logged at %llu (CSN %llu) wrote something else at replay (%u rows, digest %016llx; logged: %u rows, digest %016llx)",
+					   view.call->funcid, (unsigned long long) rec->lsn,
+					   (unsigned long long) rec->csn, fc_replayed_nwritten,
+					   (unsigned long long) fc_replayed_digest, view.call->nwritten,
+					   (unsigned long long) view.call->digest);
+		return false;
+	}
+	st->shared->result.calls++;
+	return true;
+}
+
+static void
+fc_serial_apply_values(FcSerialState *st, const fc_log_header *rec)
+{
+	fc_log_cursor cur;
+	const fc_log_row *row;
+	const char *image;
+
+	fc_serial_batch_begin(st);
+	fc_log_cursor_init(&cur, rec);
+	while (fc_log_next_row(&cur, &row, &image))
+		fc_serial_apply_row(st, rec, row, image);
+	st->shared->result.values_records++;
+	if (++st->batch_records >= FC_SERIAL_BATCH)
+		fc_serial_batch_end(st);
+}
+
+static void
+fc_serial_finish_table(FcTable *tbl, void *arg)
+{
+	if (tbl->key.dbid == MyDatabaseId)
+		fc_table_finish_replay(tbl);
+}
+
+/* Replay the records, stopping at the first that cannot be repeated. */
+static void
+fc_serial_run(FcSerialState *st)
+{
+	FcSerialShared *shared = st->shared;
+	FcLogReader *reader = fc_log_reader_open(shared->entries[0].lsn);
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz last_report = start;
+
+	for (uint64 i = 0; i < shared->nentries; i++)
+	{
+		const fc_log_header *rec;
+
+		CHECK_FOR_INTERRUPTS();
+		fc_log_reader_seek(reader, shared->entries[i].lsn);
+		rec = fc_log_reader_next(reader);
+		/* the record stays in the reader's buffer; the file may not */
+		fc_log_reader_release(reader);
+		if (rec == NULL || rec->lsn != shared->entries[i].lsn)
+		{
+			fc_serial_fail(st, "the log record at %llu (%llu of %llu in commit order) could not be read again (found %s)",
+						   (unsigned long long) shared->entries[i].lsn,
+						   (unsigned long long) i, (unsigned long long) shared->nentries,
+						   rec == NULL ? "no valid record" : psprintf("a record at %llu", (unsigned long long) rec->lsn));
+			break;
+		}
+		if (rec->kind == FC_REC_CALL)
+		{
+			if (!fc_serial_call(st, rec))
+				break;
+		}
+		else
+			fc_serial_apply_values(st, rec);
+
+		if ((i & 1023) == 1023)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			if (TimestampDifferenceExceeds(last_report, now, 10000))
+			{
+				last_report = now;
+				ereport(LOG,
+						(errmsg("pg_fastckpt: database %u: replayed %llu of %llu records in commit order (%llu calls), elapsed %.1f s",
+								MyDatabaseId, (unsigned long long) (i + 1),
+								(unsigned long long) shared->nentries,
+								(unsigned long long) shared->result.calls,
+								(double) TimestampDifferenceMilliseconds(start, now) / 1000.0)));
+			}
+		}
+	}
+	fc_log_reader_close(reader);
+	fc_serial_batch_end(st);
+	if (shared->failed)
+		return;
+	fc_serial_rebuild_tables(st, true);
+	fc_table_foreach(fc_serial_finish_table, NULL);
+	shared->result.seconds =
+		(double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
+}
+
+void
+fc_call_replay_main(Datum arg)
+{
+	dsm_segment *seg;
+	FcSerialState st;
+	HASHCTL		ctl;
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	seg = dsm_attach(DatumGetUInt32(arg));
+	if (seg == NULL)
+		proc_exit(1);
+	memset(&st, 0, sizeof(st));
+	st.shared = (FcSerialShared *) dsm_segment_address(seg);
+	BackgroundWorkerInitializeConnectionByOid(st.shared->dboid, InvalidOid, 0);
+	fc_gate_register_recovery_process();
+
+	ctl.keysize = sizeof(FcTable *);
+	ctl.entrysize = sizeof(FcSerialTable);
+	ctl.hcxt = TopMemoryContext;
+	st.tables = hash_create("pg_fastckpt serial replay tables", 64, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	st.phase = fc_pp_phase();
+	fc_serial_run(&st);
+	st.shared->finished = true;
+	dsm_detach(seg);
+	proc_exit(0);
+}
+
+/*
+ * Leader: start the worker for one database and wait for it.  With no
+ * worker slot free, retry until one is.
+ */
+bool
+fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *result,
+						  char *error, size_t errlen)
+{
+	Size		size = add_size(offsetof(FcSerialShared, entries),
+								mul_size(db->nentries, sizeof(FcSerialEntry)));
+	dsm_segment *seg = dsm_create(size, 0);
+	FcSerialShared *shared = (FcSerialShared *) dsm_segment_address(seg);
+	BackgroundWorkerHandle *handle;
+	char		name[BGW_MAXLEN];
+	bool		ok;
+
+	memset(shared, 0, offsetof(FcSerialShared, entries));
+	shared->dboid = db->dbid;
+	shared->end_lsn = end_lsn;
+	shared->nentries = db->nentries;
+	memcpy(shared->entries, db->entries, db->nentries * sizeof(FcSerialEntry));
+
+	snprintf(name, sizeof(name), "pg_fastckpt call replay for database %u", db->dbid);
+	while ((handle = fc_start_dynamic_worker(BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION,
+											 "fc_call_replay_main", "pg_fastckpt call replay",
+											 name, UInt32GetDatum(dsm_segment_handle(seg)))) == NULL)
+	{
+		ereport(LOG,
+				(errmsg("pg_fastckpt: no background worker slot free to replay the calls of database %u, retrying",
+						db->dbid),
+				 errhint("Raise max_worker_processes.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	(void) WaitForBackgroundWorkerShutdown(handle);
+
+	ok = shared->finished && !shared->failed;
+	if (shared->failed)
+		snprintf(error, errlen, "database %u: %s", db->dbid, shared->error);
+	else if (!shared->finished)
+		snprintf(error, errlen,
+				 "database %u: the worker replaying its calls stopped before it finished; its error is in the server log",
+				 db->dbid);
+	*result = shared->result;
+	dsm_detach(seg);
+	return ok;
+}

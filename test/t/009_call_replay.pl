@@ -1,0 +1,261 @@
+# Registered-procedure calls logged as CALL records and replayed at startup
+# (DESIGN.md sections 6 and 8):
+#  - under a mixed workload (calls of a function and of a procedure, with
+#    fastckpt_random() and fastckpt_txn_time(), multi-row inserts and
+#    deletes, a non-default search_path, a non-superuser caller, plain SQL
+#    transactions between the calls) that stops writing before a kill -9,
+#    a full-content checksum taken before the kill equals the one after
+#    recovery, and recovery says it replayed the calls;
+#  - every fallback reason: the transaction is logged as row images (the
+#    counters say so) and comes back after a crash;
+#  - dropping, truncating or altering a table, or redefining a registered
+#    routine, after logged calls takes a checkpoint first, so replay never
+#    runs a call against tables or routines that changed after it;
+#  - a call that cannot be repeated at replay (its role lost a privilege)
+#    keeps the tables closed with the reason, and they open once the
+#    privilege is back.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $node = fastckpt_node('calls', q{
+fsync = on
+pg_fastckpt.memory_limit = '512MB'
+});
+
+# Every fastckpt table's rows, in a canonical order, hashed.
+my $checksum_sql = q{
+SELECT string_agg(t || ':' || n || ':' || h, ' ' ORDER BY t) FROM (
+  SELECT 'acc' t, count(*) n, md5(string_agg(aid || '/' || abalance, ',' ORDER BY aid)) h FROM app.accounts
+  UNION ALL SELECT 'tel', count(*), md5(string_agg(tid || '/' || tbalance, ',' ORDER BY tid)) FROM app.tellers
+  UNION ALL SELECT 'hist', count(*), md5(string_agg(id || '/' || aid || '/' || delta || '/' || mtime || '/' || r,
+	',' ORDER BY id)) FROM app.history
+  UNION ALL SELECT 'queue', count(*), md5(string_agg(id || '/' || k || '/' || v, ',' ORDER BY id)) FROM app.queue
+  UNION ALL SELECT 'plain', count(*), md5(string_agg(id || '/' || v, ',' ORDER BY id)) FROM app.plain) s};
+
+$node->safe_psql('postgres', q{
+CREATE ROLE teller LOGIN;
+CREATE SCHEMA app;
+GRANT USAGE ON SCHEMA app TO teller;
+CREATE TABLE app.accounts (aid int PRIMARY KEY, abalance int NOT NULL) USING fastckpt;
+CREATE TABLE app.tellers (tid int PRIMARY KEY, tbalance int NOT NULL) USING fastckpt;
+CREATE TABLE app.history (id bigint PRIMARY KEY, aid int NOT NULL, delta int NOT NULL,
+	mtime timestamptz NOT NULL, r float8 NOT NULL) USING fastckpt;
+CREATE TABLE app.queue (id bigint PRIMARY KEY, k int NOT NULL, v text) USING fastckpt;
+CREATE INDEX ON app.queue (k);
+CREATE TABLE app.plain (id int PRIMARY KEY, v int NOT NULL) USING fastckpt;
+CREATE TABLE app.seq (id int PRIMARY KEY, next bigint NOT NULL) USING fastckpt;
+INSERT INTO app.accounts SELECT g, 0 FROM generate_series(1, 2000) g;
+INSERT INTO app.tellers SELECT g, 0 FROM generate_series(1, 20) g;
+INSERT INTO app.plain SELECT g, 0 FROM generate_series(1, 100) g;
+INSERT INTO app.seq VALUES (1, 1);
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA app TO teller;
+
+-- unqualified names: found through the caller's search_path (app)
+CREATE FUNCTION app.transfer(p_aid int, p_tid int, p_delta int) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	v_id bigint;
+BEGIN
+	UPDATE seq SET next = next + 1 WHERE id = 1 RETURNING next INTO v_id;
+	UPDATE accounts SET abalance = abalance + p_delta WHERE aid = p_aid;
+	UPDATE tellers SET tbalance = tbalance + p_delta WHERE tid = p_tid;
+	INSERT INTO history VALUES (v_id, p_aid, p_delta, fastckpt_txn_time(), fastckpt_random());
+	RETURN v_id;
+END;
+$$;
+
+-- a procedure that inserts several rows (one per statement) and consumes
+-- the oldest ones: deleted slots are used again by later inserts
+CREATE PROCEDURE app.churn(p_k int, p_n int)
+LANGUAGE plpgsql AS $$
+DECLARE
+	v_id bigint;
+BEGIN
+	FOR i IN 1 .. p_n LOOP
+		UPDATE seq SET next = next + 1 WHERE id = 1 RETURNING next INTO v_id;
+		INSERT INTO queue VALUES (v_id, p_k, md5(v_id::text || fastckpt_random()::text));
+	END LOOP;
+	DELETE FROM queue WHERE id = (SELECT min(id) FROM queue WHERE k = p_k);
+END;
+$$;
+
+-- a SQL function
+CREATE FUNCTION app.bump(p_id int, p_by int) RETURNS void
+LANGUAGE sql AS $$ UPDATE app.plain SET v = v + p_by WHERE id = p_id $$;
+
+ALTER FUNCTION app.transfer(int, int, int) SET enable_seqscan = off;
+ALTER PROCEDURE app.churn(int, int) SET enable_seqscan = off;
+SELECT fastckpt_register_procedure('app.transfer(int,int,int)');
+SELECT fastckpt_register_procedure('app.churn(int,int)');
+SELECT fastckpt_register_procedure('app.bump(int,int)');
+ALTER ROLE teller SET search_path = app, public;
+});
+
+# pgbench scripts: calls, and plain transactions on the same tables
+my $dir = PostgreSQL::Test::Utils::tempdir;
+my %scripts = (
+	'transfer.sql' => "\\set aid random(1, 2000)\n\\set tid random(1, 20)\n\\set d random(-500, 500)\n"
+	  . "SELECT transfer(:aid, :tid, :d);\n",
+	'churn.sql' => "\\set k random(1, 5)\n\\set n random(1, 3)\nCALL churn(:k, :n);\n",
+	'bump.sql' => "\\set id random(1, 100)\nSELECT bump(:id, 1);\n",
+	'plain.sql' => "\\set aid random(1, 2000)\n\\set id random(1, 100)\nBEGIN;\n"
+	  . "UPDATE accounts SET abalance = abalance + 1 WHERE aid = :aid;\n"
+	  . "UPDATE plain SET v = v - 1 WHERE id = :id;\nCOMMIT;\n");
+for my $f (keys %scripts)
+{
+	open(my $fh, '>', "$dir/$f") or die;
+	print $fh $scripts{$f};
+	close $fh;
+}
+
+sub run_workload
+{
+	my ($secs, $label) = @_;
+	$node->command_ok(
+		[ 'pgbench', '-n', '-c', '4', '-j', '2', '-T', $secs, '-M', 'prepared',
+		  '-f', "$dir/transfer.sql\@6", '-f', "$dir/churn.sql\@2", '-f', "$dir/bump.sql\@1",
+		  '-f', "$dir/plain.sql\@1", '-h', $node->host, '-p', $node->port, '-U', 'teller', 'postgres' ],
+		"pgbench: $label");
+	return;
+}
+
+# kill -9, restart, wait for the tables; the checksum must not move
+sub crash_and_compare
+{
+	my ($label) = @_;
+	my $before = $node->safe_psql('postgres', $checksum_sql);
+	ok(crash_postmaster($node, 1), "$label: all server processes gone after kill -9");
+	$node->start;
+	wait_for_tables_open($node);
+	my $after = $node->safe_psql('postgres', $checksum_sql);
+	is($after, $before, "$label: every table's content after recovery equals the content before the kill");
+	return $node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery');
+}
+
+# 1. calls and plain transactions, crash, identical content
+run_workload(4, 'mixed calls and plain transactions');
+my ($call_records, $validated) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT (SELECT call_records FROM fastckpt_stat_log),
+	       (SELECT sum(call_records) FROM fastckpt_procedures)});
+ok($call_records > 100, "calls were logged as CALL records ($call_records)");
+is($validated, $call_records, 'fastckpt_procedures counts the same CALL records');
+note($node->safe_psql('postgres', 'SELECT routine, calls, call_records, value_records, fallbacks FROM fastckpt_procedures'));
+my $replayed = crash_and_compare('crash after the workload');
+ok($replayed > 100, "recovery replayed the logged calls ($replayed)");
+# the recovered indexes agree with the tables (slots used again by churn)
+is($node->safe_psql('postgres', q{
+	SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) FROM app.queue q WHERE q.k BETWEEN 1 AND 5}),
+	$node->safe_psql('postgres', q{
+	SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;
+	SELECT count(*) FROM app.queue}), 'queue: its k index and a sequential scan agree');
+
+# a second cycle on top of the replayed one: the log now holds both
+run_workload(3, 'a second round');
+crash_and_compare('second crash');
+
+# 2. every fallback reason, logged as row images and recovered
+$node->safe_psql('postgres', q{
+CREATE TABLE app.notes (id int PRIMARY KEY, v text) USING fastckpt;
+CREATE TABLE app.heap_notes (id int PRIMARY KEY, v text);
+GRANT ALL ON app.notes, app.heap_notes TO teller;
+CREATE FUNCTION app.note_heap(p int) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO app.notes VALUES (p, 'h'); INSERT INTO app.heap_notes VALUES (p, 'h') $$;
+CREATE FUNCTION app.note_now(p int) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO app.notes VALUES (p, now()::text) $$;
+CREATE FUNCTION app.note(p int) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO app.notes VALUES (p, 'n') $$;
+CREATE PROCEDURE app.note_commit(p int) LANGUAGE plpgsql
+	AS $$ BEGIN INSERT INTO app.notes VALUES (p, 'c'); COMMIT; END $$;
+CREATE FUNCTION app.note_redef(p int) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO app.notes VALUES (p, 'r') $$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['app.note_heap(int)', 'app.note_now(int)',
+	'app.note(int)', 'app.note_commit(int)', 'app.note_redef(int)']::regprocedure[]) f;
+});
+# redefined after registration (forces a checkpoint: calls were logged)
+$node->safe_psql('postgres', q{
+CREATE OR REPLACE FUNCTION app.note_redef(p int) RETURNS void LANGUAGE sql
+	AS $$ INSERT INTO app.notes VALUES (p, 'R') $$;
+});
+$node->safe_psql('postgres', 'SELECT fastckpt_stat_reset()');
+for my $sql (
+	'SELECT app.note_heap(1)',                                      # non_fastckpt_relation
+	'SELECT app.note_now(2)',                                       # nondeterministic
+	"BEGIN; INSERT INTO app.notes VALUES (30, 'x'); SELECT app.note(3); COMMIT;",  # writes_outside_call
+	'CALL app.note_commit(4)',                                      # transaction_control
+	'SELECT app.note_redef(5)',                                     # redefined
+	'SELECT app.note((random() * 0)::int + 6)',                     # arguments
+	'SELECT app.note(7)')                                           # a CALL record
+{
+	$node->safe_psql('postgres', $sql);
+}
+is($node->safe_psql('postgres', q{SELECT call_fallbacks = '{"redefined": 1, "arguments": 1, "nondeterministic": 1,
+	"transaction_control": 1, "writes_outside_call": 1, "non_fastckpt_relation": 1}' FROM fastckpt_stat_log}),
+	't', 'each fallback reason counted once')
+  or diag($node->safe_psql('postgres', 'SELECT call_fallbacks FROM fastckpt_stat_log'));
+is($node->safe_psql('postgres', q{SELECT sum(call_records) FROM fastckpt_procedures}), '1',
+	'the clean call is the one CALL record');
+crash_and_compare('crash after one transaction per fallback reason');
+is($node->safe_psql('postgres', q{SELECT string_agg(id || v, ',' ORDER BY id) FROM app.notes WHERE id <> 2}),
+	'1h,3n,4c,5R,6n,7n,30x', 'the fallen-back transactions and the call are all there');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM app.notes WHERE id = 2}), '1',
+	'the nondeterministic call is there with the value it had');
+
+# 3. storages dropped and routines redefined after calls: a checkpoint first
+run_workload(2, 'calls before DDL');
+my $ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+$node->safe_psql('postgres', 'TRUNCATE app.queue');
+my $ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+ok($ckpts2 > $ckpts, "TRUNCATE after logged calls took a checkpoint ($ckpts -> $ckpts2)");
+run_workload(2, 'calls after TRUNCATE');
+$node->safe_psql('postgres', 'ALTER TABLE app.notes ALTER COLUMN v TYPE varchar(40)');
+my $ckpts3 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+ok($ckpts3 > $ckpts2, "a table rewrite after logged calls took a checkpoint ($ckpts2 -> $ckpts3)");
+run_workload(2, 'calls after the rewrite');
+$node->safe_psql('postgres', q{
+CREATE OR REPLACE FUNCTION app.bump(p_id int, p_by int) RETURNS void
+LANGUAGE sql AS $$ UPDATE app.plain SET v = v + p_by * 2 WHERE id = p_id $$;
+SELECT fastckpt_register_procedure('app.bump(int,int)');
+});
+my $ckpts4 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+ok($ckpts4 > $ckpts3, "redefining a registered routine after its calls took a checkpoint ($ckpts3 -> $ckpts4)");
+run_workload(2, 'calls of the new definition');
+crash_and_compare('crash after DDL between calls');
+
+# 4. a call that cannot be repeated keeps the tables closed, with the
+# reason: the caller's UPDATE privilege comes through a group role, and
+# leaving the group is not a change pg_fastckpt watches
+$node->safe_psql('postgres', q{
+CREATE ROLE clerks;
+GRANT UPDATE ON app.tellers TO clerks;
+REVOKE UPDATE ON app.tellers FROM teller;
+GRANT clerks TO teller;
+});
+run_workload(2, 'calls before a privilege is revoked');
+$node->safe_psql('postgres', 'REVOKE clerks FROM teller');
+ok(crash_postmaster($node, 1), 'kill -9 with calls that need the revoked privilege in the log');
+$node->start;
+$node->poll_query_until('postgres', q{SELECT error IS NOT NULL FROM fastckpt_stat_recovery})
+  or die 'recovery neither failed nor finished';
+my $error = $node->safe_psql('postgres', 'SELECT error FROM fastckpt_stat_recovery');
+like($error, qr/could not be repeated|failed: permission denied for table tellers/,
+	'recovery names the call it could not repeat and why');
+my ($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM app.accounts');
+like($err, qr/not available: startup recovery could not restore the fastckpt tables/,
+	'the tables stay closed');
+$node->safe_psql('postgres', 'GRANT clerks TO teller');
+$node->restart;
+wait_for_tables_open($node);
+ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery') > 0,
+	'with the privilege back, the calls replay and the tables open');
+ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
+	'no assertion failure, segfault or PANIC in the log');
+
+$node->stop;
+done_testing();
