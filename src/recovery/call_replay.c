@@ -118,10 +118,7 @@ typedef struct FcSerialState
 	int			batch_records;
 	EState	   *estate;
 	uint64		phase;
-	/* last storage looked up */
-	Oid			last_spcid;
-	Oid			last_relnode;
-	FcTable    *last_tbl;
+	FcTableCache cache;
 } FcSerialState;
 
 static void fc_serial_fail(FcSerialState *st, const char *fmt,...) pg_attribute_printf(2, 3);
@@ -178,22 +175,6 @@ fc_serial_table(FcSerialState *st, FcTable *tbl)
 		t->tbl = tbl;
 	}
 	return t;
-}
-
-static FcTable *
-fc_serial_lookup(FcSerialState *st, Oid spcid, Oid relnode)
-{
-	RelFileNode rnode;
-
-	if (st->last_tbl != NULL && st->last_spcid == spcid && st->last_relnode == relnode)
-		return st->last_tbl;
-	rnode.dbNode = MyDatabaseId;
-	rnode.spcNode = spcid;
-	rnode.relNode = relnode;
-	st->last_tbl = fc_table_lookup(&rnode);
-	st->last_spcid = spcid;
-	st->last_relnode = relnode;
-	return st->last_tbl;
 }
 
 /* The table that owns a storage now (a transaction is open). */
@@ -331,10 +312,9 @@ static void
 fc_serial_apply_row(FcSerialState *st, const fc_log_header *rec,
 					const fc_log_row *row, const char *image)
 {
-	FcTable    *tbl = fc_serial_lookup(st, row->spcid, row->relnode);
+	FcTable    *tbl = fc_table_lookup_cached(&st->cache, MyDatabaseId, row->spcid, row->relnode);
 	FcSerialTable *t;
 	FcSlotHeader *hdr;
-	char	   *sp;
 	bool		used;
 	bool		reused;
 
@@ -365,8 +345,7 @@ fc_serial_apply_row(FcSerialState *st, const fc_log_header *rec,
 		return;
 	}
 	fc_slot_claim(tbl, row->slotno, tbl->relid);
-	sp = fc_slot_ptr(tbl, row->slotno);
-	hdr = (FcSlotHeader *) sp;
+	hdr = fc_slot_header(tbl, row->slotno);
 	used = (hdr->flags & FC_SLOT_USED) != 0;
 
 	/*
@@ -376,12 +355,7 @@ fc_serial_apply_row(FcSerialState *st, const fc_log_header *rec,
 	reused = (hdr->flags & FC_SLOT_STALE) || (used && fc_slot_is_dead(hdr));
 	if (used)
 		fc_undo_detach_chain(hdr);
-	fc_slot_set_new_row(tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
-	ItemPointerSetInvalid(&hdr->next_tid);
-	hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
-	hdr->link = 0;
-	fc_pp_install(&hdr->marks, sp, &tbl->layout, st->phase,
-				  fc_pp_live(sp, &tbl->layout), row->len);
+	fc_replay_put_image(tbl, row->slotno, image, row->len, st->phase, 0);
 	st->shared->result.rows++;
 	if (reused)
 		t->stale = t->needs_rebuild = true;
@@ -432,25 +406,17 @@ fc_serial_rebuild_tables(FcSerialState *st, bool all_stale)
 	FcSerialTable *t;
 	List	   *todo = NIL;
 	ListCell   *lc;
-	MemoryContext old;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-	/* outside the batch: its end frees its memory, and rebuilds commit */
-	hash_seq_init(&seq, st->tables);
-	while ((t = hash_seq_search(&seq)) != NULL)
-		if (t->needs_rebuild || (all_stale && t->stale))
-		{
-			hash_seq_term(&seq);
-			break;
-		}
-	if (t == NULL)
-		return;
-	fc_serial_batch_end(st);
-	old = MemoryContextSwitchTo(TopMemoryContext);
+	/* the list outlives the batch, which ends first: rebuilds commit */
 	hash_seq_init(&seq, st->tables);
 	while ((t = hash_seq_search(&seq)) != NULL)
 		if (t->needs_rebuild || (all_stale && t->stale))
 			todo = lappend(todo, t);
 	MemoryContextSwitchTo(old);
+	if (todo == NIL)
+		return;
+	fc_serial_batch_end(st);
 	foreach(lc, todo)
 		fc_serial_rebuild(st, (FcSerialTable *) lfirst(lc));
 	list_free(todo);
@@ -468,7 +434,7 @@ fc_serial_prepare_slots(FcSerialState *st, const fc_log_header *rec,
 	for (int i = 0; i < rec->nentries; i++)
 	{
 		const fc_log_call_slot *h = &view->slots[i];
-		FcTable    *tbl = fc_serial_lookup(st, h->spcid, h->relnode);
+		FcTable    *tbl = fc_table_lookup_cached(&st->cache, MyDatabaseId, h->spcid, h->relnode);
 		FcSlotHeader *hdr;
 
 		if (tbl == NULL)

@@ -52,11 +52,7 @@ typedef struct FcRowPass
 	const FcReplayPlan *plan;
 	uint32		part;
 	FcReplayPart counts;
-	/* last table looked up, rows of one record mostly share it */
-	Oid			last_dbid;
-	Oid			last_spcid;
-	Oid			last_relnode;
-	FcTable    *last_tbl;
+	FcTableCache cache;
 } FcRowPass;
 
 static HTAB *
@@ -169,22 +165,24 @@ fc_replay_ddl(const fc_log_header *rec, FcReplayResult *res)
 	}
 }
 
-static FcTable *
-fc_replay_table(FcRowPass *pass, Oid dbid, Oid spcid, Oid relnode)
+/*
+ * Put a logged row image into its slot as a committed, frozen row and into
+ * the current shadow image (for the next checkpoint).  link: the replay
+ * bookkeeping the caller keeps in the slot.
+ */
+void
+fc_replay_put_image(FcTable *tbl, uint64 slotno, const char *image, uint32 len,
+					uint64 phase, uint64 link)
 {
-	RelFileNode rnode;
+	char	   *sp = fc_slot_ptr(tbl, slotno);
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
 
-	if (pass->last_tbl != NULL && pass->last_dbid == dbid &&
-		pass->last_spcid == spcid && pass->last_relnode == relnode)
-		return pass->last_tbl;
-	rnode.dbNode = dbid;
-	rnode.spcNode = spcid;
-	rnode.relNode = relnode;
-	pass->last_tbl = fc_table_lookup(&rnode);
-	pass->last_dbid = dbid;
-	pass->last_spcid = spcid;
-	pass->last_relnode = relnode;
-	return pass->last_tbl;
+	fc_slot_set_new_row(tbl, sp, image, len, FrozenTransactionId, FirstCommandId);
+	ItemPointerSetInvalid(&hdr->next_tid);
+	hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
+	hdr->link = link;
+	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
+				  fc_pp_live(sp, &tbl->layout), len);
 }
 
 static void
@@ -197,7 +195,7 @@ fc_replay_row(FcRowPass *pass, const fc_log_header *rec,
 
 	if (fc_replay_part_of(pass->plan, row->slotno) != pass->part)
 		return;
-	tbl = fc_replay_table(pass, rec->dbid, row->spcid, row->relnode);
+	tbl = fc_table_lookup_cached(&pass->cache, rec->dbid, row->spcid, row->relnode);
 	if (tbl == NULL || rec->csn < tbl->create_csn)
 	{
 		/* its storage was dropped later (or never reached the log) */
@@ -227,16 +225,9 @@ fc_replay_row(FcRowPass *pass, const fc_log_header *rec,
 		return;
 	}
 	fc_slot_claim(tbl, row->slotno, tbl->relid);
-	sp = fc_slot_ptr(tbl, row->slotno);
-	hdr = (FcSlotHeader *) sp;
-	if (hdr->link > rec->csn)
+	if (fc_slot_header(tbl, row->slotno)->link > rec->csn)
 		return;
-	fc_slot_set_new_row(tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
-	ItemPointerSetInvalid(&hdr->next_tid);
-	hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
-	hdr->link = rec->csn;
-	fc_pp_install(&hdr->marks, sp, &tbl->layout, pass->plan->phase,
-				  fc_pp_live(sp, &tbl->layout), row->len);
+	fc_replay_put_image(tbl, row->slotno, image, row->len, pass->plan->phase, rec->csn);
 	pass->counts.rows_applied++;
 }
 

@@ -14,6 +14,7 @@
 #include "port/atomics.h"
 
 #include "core/log_format.h"
+#include "store/slot.h"
 
 #define FC_MAX_REPLAY_PARTS		64	/* pg_fastckpt.recovery_workers' maximum */
 
@@ -87,6 +88,8 @@ typedef struct FcReplayPlan
 #define FC_PLAN_SERIAL(plan)	((plan)->words + (plan)->nskip)
 
 /* replay.c */
+extern void fc_replay_put_image(FcTable *tbl, uint64 slotno, const char *image,
+								uint32 len, uint64 phase, uint64 link);
 extern void fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn);
 extern void fc_replay_rows(const FcReplayPlan *plan, uint32 part, FcReplayPart *counts,
 						   bool report);

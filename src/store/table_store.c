@@ -158,6 +158,19 @@ fc_table_lookup(const RelFileNode *rnode)
 
 /* Like fc_table_lookup; the caller holds the directory lock. */
 FcTable *
+fc_table_lookup_cached(FcTableCache *cache, Oid dbid, Oid spcid, Oid relnode)
+{
+	if (cache->tbl != NULL && cache->rnode.dbNode == dbid &&
+		cache->rnode.spcNode == spcid && cache->rnode.relNode == relnode)
+		return cache->tbl;
+	cache->rnode.dbNode = dbid;
+	cache->rnode.spcNode = spcid;
+	cache->rnode.relNode = relnode;
+	cache->tbl = fc_table_lookup(&cache->rnode);
+	return cache->tbl;
+}
+
+FcTable *
 fc_table_find_locked(Oid dbid, Oid spcid, Oid relnode)
 {
 	FcTableKey	key;

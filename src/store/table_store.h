@@ -18,6 +18,16 @@
 extern FcTable *fc_table_create(const RelFileNode *rnode, Oid relid,
 								uint32 image_capacity);
 extern FcTable *fc_table_lookup(const RelFileNode *rnode);
+
+/* The last storage looked up: a record's rows mostly share one (replay). */
+typedef struct FcTableCache
+{
+	RelFileNode rnode;
+	FcTable    *tbl;
+} FcTableCache;
+
+extern FcTable *fc_table_lookup_cached(FcTableCache *cache, Oid dbid, Oid spcid,
+									   Oid relnode);
 extern FcTable *fc_table_find_locked(Oid dbid, Oid spcid, Oid relnode);
 extern void fc_table_drop(const RelFileNode *rnode);
 extern void fc_table_drop_database(Oid dbid);
