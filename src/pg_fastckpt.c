@@ -73,6 +73,7 @@ static const struct config_enum_entry fc_pause_options[] = {
 	{"chunk", FC_PAUSE_CHUNK, false},
 	{"install", FC_PAUSE_INSTALL, false},
 	{"truncate", FC_PAUSE_TRUNCATE, false},
+	{"load", FC_PAUSE_LOAD, false},
 	{NULL, 0, false}
 };
 

@@ -46,6 +46,7 @@ typedef enum FcCkptPausePoint
 	FC_PAUSE_CHUNK,				/* between chunk files */
 	FC_PAUSE_INSTALL,			/* files and manifest durable, control not */
 	FC_PAUSE_TRUNCATE,			/* control installed, old files not removed */
+	FC_PAUSE_LOAD,				/* a startup loader worker, before its chunks */
 	FC_PAUSE_POINTS
 } FcCkptPausePoint;
 

@@ -34,6 +34,7 @@
 
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
+#include "recovery/gate.h"
 #include "log/log.h"
 #include "store/table_store.h"
 
@@ -271,6 +272,7 @@ fc_ckpt_loader_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	fc_load->started[n] = true;
+	fc_ckpt_pause_point(FC_PAUSE_LOAD);
 	fc_load_chunks();
 	fc_load->finished[n] = true;
 	proc_exit(0);
@@ -345,6 +347,7 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 		 */
 		(void) WaitForBackgroundWorkerShutdown(handles[i]);
 		pg_memory_barrier();
+		fc_recovery_exit_if_shutdown();
 		if (fc_load->started[i] && !fc_load->finished[i])
 			fc_load_fail("a loader worker exited before it finished");
 	}

@@ -255,7 +255,7 @@ fc_count_pause(FcCkptStats *stats, void *arg)
 void
 fc_ckpt_pause_point(FcCkptPausePoint point)
 {
-	static const char *const names[] = {"none", "swap", "chunk", "install", "truncate"};
+	static const char *const names[] = {"none", "swap", "chunk", "install", "truncate", "load"};
 	TimestampTz end;
 	TimestampTz now;
 
@@ -268,7 +268,11 @@ fc_ckpt_pause_point(FcCkptPausePoint point)
 	/* a signal cuts pg_usleep short: sleep out the whole pause */
 	end = GetCurrentTimestamp() + (TimestampTz) fc_test_checkpoint_pause_ms * 1000;
 	while ((now = GetCurrentTimestamp()) < end)
+	{
+		/* a loader worker dies on SIGTERM here, as it would when busy */
+		CHECK_FOR_INTERRUPTS();
 		pg_usleep((long) Min(end - now, 100000));
+	}
 }
 
 /* ---- SQL: fastckpt_checkpoint(wait boolean) ---- */

@@ -764,6 +764,7 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 		CHECK_FOR_INTERRUPTS();
 	}
 	(void) WaitForBackgroundWorkerShutdown(handle);
+	fc_recovery_exit_if_shutdown();
 
 	ok = shared->finished && !shared->failed;
 	if (shared->failed)

@@ -16,6 +16,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
 #include "pgstat.h"
+#include "postmaster/interrupt.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
@@ -379,4 +380,20 @@ fc_register_planner_gate(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = fc_gate_planner;
+}
+
+/*
+ * In the recovery leader, after waiting for workers: a shutdown request
+ * also stops the workers, so what they left undone says nothing about the
+ * checkpoint or the log.  Leave at once, before that is taken for damage;
+ * nothing on disk has changed, and the next start recovers from scratch.
+ */
+void
+fc_recovery_exit_if_shutdown(void)
+{
+	if (!ShutdownRequestPending)
+		return;
+	ereport(LOG,
+			(errmsg("pg_fastckpt: startup recovery stopped by a shutdown request; the next start recovers again")));
+	proc_exit(0);
 }

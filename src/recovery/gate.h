@@ -63,6 +63,7 @@ extern void fc_recovery_stats_add_calls(int64 calls, double seconds);
 extern void fc_gate_fail(const char *reason);
 extern bool fc_gate_failed(char *reason, size_t len);
 extern void fc_gate_register_recovery_process(void);
+extern void fc_recovery_exit_if_shutdown(void);
 
 extern void fc_register_planner_gate(void);
 

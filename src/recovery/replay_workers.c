@@ -26,6 +26,7 @@
 #include "tcop/tcopprot.h"
 
 #include "pg_fastckpt.h"
+#include "recovery/gate.h"
 #include "recovery/replay.h"
 
 PGDLLEXPORT void fc_replay_worker_main(Datum arg);
@@ -123,6 +124,7 @@ fc_replay_plan_run(FcReplayPlan *plan)
 	for (int i = 0; i < started; i++)
 		(void) WaitForBackgroundWorkerShutdown(handles[i]);
 	pg_read_barrier();
+	fc_recovery_exit_if_shutdown();
 
 	for (uint32 part = 0; part < plan->nparts; part++)
 	{

@@ -174,6 +174,7 @@ fc_rebuild_database(Oid dboid, bool *complete)
 				 errhint("Raise max_worker_processes.")));
 	for (int i = 0; i < started; i++)
 		(void) WaitForBackgroundWorkerShutdown(handles[i]);
+	fc_recovery_exit_if_shutdown();
 	finished = (int) pg_atomic_read_u32(&shared->workers_done);
 	*complete = (finished == started);
 	if (*complete)
@@ -424,9 +425,12 @@ fc_recovery_idle(void)
 {
 	for (;;)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		/*
+		 * Checked before sleeping: a request that arrived during recovery
+		 * had its latch wakeup consumed by a wait there.
+		 */
+		if (ShutdownRequestPending)
+			proc_exit(0);
 		/* absorbs ProcSignalBarriers, which DROP DATABASE waits for */
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -434,8 +438,9 @@ fc_recovery_idle(void)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (ShutdownRequestPending)
-			proc_exit(0);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 	}
 }
 

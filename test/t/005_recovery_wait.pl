@@ -56,5 +56,40 @@ for my $how ('clean restart', 'crash')
 		't', "$how: then the tables are open");
 }
 
+# A shutdown while recovery runs: the workers it stops leave their work
+# undone, which must not be taken for a damaged checkpoint (falling back to
+# an older one, or giving up and keeping the tables closed), and the
+# recovery leader must leave so that the shutdown completes.  A checkpoint
+# loader pauses (test pause point "load") so that the shutdown surely
+# comes while it is loading.
+$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(true)');
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'load'
+pg_fastckpt.test_checkpoint_pause_ms = 30000
+});
+my $log_offset = -s $node->logfile;
+$node->restart;
+$node->wait_for_log(qr/test pause at checkpoint point "load"/, $log_offset);
+my $t0 = time();
+$node->stop('fast');
+my $took = time() - $t0;
+ok($took < 15, sprintf('a fast shutdown during checkpoint loading completes (%.1f s)', $took));
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/startup recovery stopped by a shutdown request/,
+	'the recovery leader says it stopped for the shutdown');
+unlike($log, qr/cannot be used|startup recovery failed/,
+	'the stopped loader is not taken for a damaged checkpoint');
+
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'none'
+});
+$node->start;
+is($node->safe_psql('postgres',
+		q{SET pg_fastckpt.recovery_wait_timeout = '60s'; SELECT count(*) || '/' || sum(v) FROM t}),
+	'1000/500500', 'the next start recovers every row');
+is($node->safe_psql('postgres',
+		'SELECT checkpoint_seq IS NOT NULL AND NOT checkpoint_fallback FROM fastckpt_stat_recovery'),
+	't', 'from the newest checkpoint, with no fallback');
+
 $node->stop;
 done_testing();
