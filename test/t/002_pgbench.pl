@@ -35,6 +35,7 @@ is($node->safe_psql('postgres', q{
 	'all pgbench tables are unlogged fastckpt tables');
 
 $node->safe_psql('postgres', slurp_file("$bench_dir/tpcb_proc_setup.sql"));
+$node->safe_psql('postgres', slurp_file("$bench_dir/tpcb_proc_register.sql"));
 
 # pgbench empties pgbench_history before each run unless told not to (-n):
 # only the first run may, so that history covers every transaction.
@@ -70,6 +71,11 @@ my $sums = $node->safe_psql('postgres', q{
 is($sums, 't', 'sum(abalance) = sum(tbalance) = sum(bbalance) = sum(delta)');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pgbench_history'),
 	$total, 'one history row per transaction pgbench reported');
+# the registered function's calls are logged as CALL records, not row images
+my ($calls, $fallbacks) = split /\|/, $node->safe_psql('postgres', q{
+	SELECT call_records, value_records FROM fastckpt_procedures
+	 WHERE routine = 'tpcb(integer,integer,integer,integer)'::regprocedure});
+ok($calls > 0, "the registered TPC-B function was logged as CALL records ($calls calls, $fallbacks as row images)");
 is($node->safe_psql('postgres', "SELECT count(*) FROM pgbench_accounts"),
 	100000 * $scale, 'no account lost or duplicated');
 
