@@ -270,7 +270,8 @@ fc_ckpt_pause_point(FcCkptPausePoint point)
 	while ((now = GetCurrentTimestamp()) < end)
 	{
 		/* a loader worker dies on SIGTERM here, as it would when busy */
-		CHECK_FOR_INTERRUPTS();
+		if (point == FC_PAUSE_LOAD)
+			CHECK_FOR_INTERRUPTS();
 		pg_usleep((long) Min(end - now, 100000));
 	}
 }
