@@ -103,7 +103,7 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	if (unlikely(fc_read_set_active))
 	{
 		if (IsMVCCSnapshot(snapshot))
-			fc_read_note_row(scan->tbl, slotno, hdr, found ? &v : NULL, snapshot);
+			fc_read_note_row_slow(scan->tbl, slotno, hdr, found ? &v : NULL, snapshot);
 		scan->hit_since_reset |= found;
 	}
 	if (found)

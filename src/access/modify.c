@@ -434,7 +434,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		hdr->xmax = InvalidTransactionId;
 		hdr->flags &= ~(FC_XMIN_HINTS | FC_XMAX_BITS | FC_SPECULATIVE);
 		LWLockRelease(fc_slot_lock(tbl, slotno));
-	
+
 		fc_undo_enqueue(tbl, undo);
 		slot->tts_tid = *otid;
 		*update_indexes = false;
@@ -456,7 +456,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		hdr->flags |= FC_XMAX_UPDATED | (keys_changed ? FC_XMAX_KEYS_UPDATED : 0);
 		ItemPointerSetInvalid(&hdr->next_tid);
 		LWLockRelease(fc_slot_lock(tbl, slotno));
-			fc_undo_release_unused(tbl, undo);
+		fc_undo_release_unused(tbl, undo);
 
 		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0);
 		fc_slot_to_tid(newslot, &slot->tts_tid);

@@ -76,15 +76,17 @@ typedef struct FcProcStatsKey
 	Oid			funcid;
 } FcProcStatsKey;
 
+/*
+ * Committed calls that wrote fastckpt rows, by how they were logged:
+ * [FC_FALLBACK_NONE] passed every check and became one CALL record, the
+ * others fell back to row images for that reason.  Atomics, so that a
+ * commit of a routine already counted needs the lock only shared.
+ */
 typedef struct FcProcStats
 {
 	FcProcStatsKey key;
-	uint64		calls;			/* committed calls that wrote fastckpt rows */
-	uint64		validated;		/* ... that passed every check */
-	uint64		call_records;	/* ... logged as one CALL record */
-	uint64		value_records;	/* ... logged as row images */
-	uint64		fallbacks[FC_FALLBACK_NREASONS];
-	int			last_fallback;
+	pg_atomic_uint64 by_verdict[FC_FALLBACK_NREASONS];
+	pg_atomic_uint32 last_fallback;
 } FcProcStats;
 
 typedef struct FcProcsShared
@@ -289,27 +291,26 @@ fc_proc_count(Oid funcid, FcFallback verdict)
 	pg_atomic_fetch_add_u64(&fc_procs_shared->fallback_totals[verdict], 1);
 	key.dbid = MyDatabaseId;
 	key.funcid = funcid;
-	LWLockAcquire(fc_misc_lock(FC_LOCK_PROCS), LW_EXCLUSIVE);
-	entry = hash_search(fc_proc_stats, &key, HASH_ENTER_NULL, &found);
+	LWLockAcquire(fc_misc_lock(FC_LOCK_PROCS), LW_SHARED);
+	entry = hash_search(fc_proc_stats, &key, HASH_FIND, NULL);
+	if (entry == NULL)
+	{
+		/* the routine's first count: enter it */
+		LWLockRelease(fc_misc_lock(FC_LOCK_PROCS));
+		LWLockAcquire(fc_misc_lock(FC_LOCK_PROCS), LW_EXCLUSIVE);
+		entry = hash_search(fc_proc_stats, &key, HASH_ENTER_NULL, &found);
+		if (entry != NULL && !found)
+		{
+			for (int i = 0; i < FC_FALLBACK_NREASONS; i++)
+				pg_atomic_init_u64(&entry->by_verdict[i], 0);
+			pg_atomic_init_u32(&entry->last_fallback, FC_FALLBACK_NONE);
+		}
+	}
 	if (entry != NULL)
 	{
-		if (!found)
-		{
-			memset((char *) entry + sizeof(key), 0, sizeof(*entry) - sizeof(key));
-			entry->last_fallback = FC_FALLBACK_NONE;
-		}
-		entry->calls++;
-		entry->fallbacks[verdict]++;
-		if (verdict == FC_FALLBACK_NONE)
-		{
-			entry->validated++;
-			entry->call_records++;
-		}
-		else
-		{
-			entry->last_fallback = verdict;
-			entry->value_records++;
-		}
+		pg_atomic_fetch_add_u64(&entry->by_verdict[verdict], 1);
+		if (verdict != FC_FALLBACK_NONE)
+			pg_atomic_write_u32(&entry->last_fallback, verdict);
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_PROCS));
 }
@@ -505,7 +506,12 @@ fastckpt_procedure_stats_internal(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	HASH_SEQ_STATUS seq;
 	FcProcStats *entry;
-	FcProcStats *copies;
+	struct
+	{
+		Oid			funcid;
+		uint64		by_verdict[FC_FALLBACK_NREASONS];
+		uint32		last_fallback;
+	}		   *copies;
 	int			ncopies = 0;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -516,30 +522,41 @@ fastckpt_procedure_stats_internal(PG_FUNCTION_ARGS)
 				 errhint("Install the library and the extension script of the same release.")));
 
 	/* copy out under the lock; build the rows after */
-	copies = palloc(sizeof(FcProcStats) * FC_MAX_PROC_STATS);
+	copies = palloc(sizeof(*copies) * FC_MAX_PROC_STATS);
 	LWLockAcquire(fc_misc_lock(FC_LOCK_PROCS), LW_SHARED);
 	hash_seq_init(&seq, fc_proc_stats);
 	while ((entry = hash_seq_search(&seq)) != NULL)
-		if (entry->key.dbid == MyDatabaseId && ncopies < FC_MAX_PROC_STATS)
-			copies[ncopies++] = *entry;
+	{
+		if (entry->key.dbid != MyDatabaseId || ncopies >= FC_MAX_PROC_STATS)
+			continue;
+		copies[ncopies].funcid = entry->key.funcid;
+		for (int i = 0; i < FC_FALLBACK_NREASONS; i++)
+			copies[ncopies].by_verdict[i] = pg_atomic_read_u64(&entry->by_verdict[i]);
+		copies[ncopies].last_fallback = pg_atomic_read_u32(&entry->last_fallback);
+		ncopies++;
+	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_PROCS));
 
 	for (int i = 0; i < ncopies; i++)
 	{
 		Datum		values[7];
 		bool		nulls[7] = {0};
+		uint64		calls = 0;
+		uint64		as_call = copies[i].by_verdict[FC_FALLBACK_NONE];
 
-		entry = &copies[i];
-		values[0] = ObjectIdGetDatum(entry->key.funcid);
-		values[1] = Int64GetDatum((int64) entry->calls);
-		values[2] = Int64GetDatum((int64) entry->validated);
-		values[3] = Int64GetDatum((int64) entry->call_records);
-		values[4] = Int64GetDatum((int64) entry->value_records);
-		values[5] = fc_fallbacks_jsonb(entry->fallbacks);
-		if (entry->last_fallback == FC_FALLBACK_NONE)
+		for (int v = 0; v < FC_FALLBACK_NREASONS; v++)
+			calls += copies[i].by_verdict[v];
+		values[0] = ObjectIdGetDatum(copies[i].funcid);
+		values[1] = Int64GetDatum((int64) calls);
+		/* a call that passed every check is always one CALL record */
+		values[2] = Int64GetDatum((int64) as_call);
+		values[3] = Int64GetDatum((int64) as_call);
+		values[4] = Int64GetDatum((int64) (calls - as_call));
+		values[5] = fc_fallbacks_jsonb(copies[i].by_verdict);
+		if (copies[i].last_fallback == FC_FALLBACK_NONE)
 			nulls[6] = true;
 		else
-			values[6] = CStringGetTextDatum(fc_fallback_names[entry->last_fallback]);
+			values[6] = CStringGetTextDatum(fc_fallback_names[copies[i].last_fallback]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -156,7 +156,10 @@ fc_table_lookup(const RelFileNode *rnode)
 	return tbl;
 }
 
-/* Like fc_table_lookup; the caller holds the directory lock. */
+/*
+ * fc_table_lookup through a one-entry cache, for callers that look up the
+ * same storage over and over (log replay); a miss is not cached.
+ */
 FcTable *
 fc_table_lookup_cached(FcTableCache *cache, Oid dbid, Oid spcid, Oid relnode)
 {
@@ -170,6 +173,7 @@ fc_table_lookup_cached(FcTableCache *cache, Oid dbid, Oid spcid, Oid relnode)
 	return cache->tbl;
 }
 
+/* Like fc_table_lookup; the caller holds the directory lock. */
 FcTable *
 fc_table_find_locked(Oid dbid, Oid spcid, Oid relnode)
 {
