@@ -356,7 +356,10 @@ fc_job_alive(const FcCkptJob *job)
 		job->tbl->generation == job->generation;
 }
 
-/* Any previous-phase mark in [lo, hi)?  -1 if the table went away. */
+/*
+ * Any previous-phase mark in [lo, hi)?  -1 if the table went away.  When
+ * there is none, every mark of the range has been visited and settled.
+ */
 static int
 fc_chunk_has_changes(FcCkptRun *run, const FcCkptJob *job, uint64 lo, uint64 hi)
 {
@@ -366,7 +369,7 @@ fc_chunk_has_changes(FcCkptRun *run, const FcCkptJob *job, uint64 lo, uint64 hi)
 	if (!fc_job_alive(job))
 		found = -1;
 	for (uint64 s = lo; found == 0 && s < hi; s++)
-		if (fc_pp_previous_pending(&fc_slot_header(job->tbl, s)->marks, run->phase))
+		if (fc_pp_previous_settle(&fc_slot_header(job->tbl, s)->marks, run->phase))
 			found = 1;
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 	return found;

@@ -188,15 +188,28 @@ fc_pp_take_previous(fc_pp_marks *marks, char *slot, const fc_pp_layout *layout,
 	return state;
 }
 
-/* Writer side: would fc_pp_take_previous find something?  (No change.) */
+/*
+ * Writer side: would fc_pp_take_previous find something?  A mark taken by
+ * an earlier pass is made clean on the way, as fc_pp_take_previous would
+ * make it: the writer reuses a chunk without taking its images when this
+ * finds nothing, and a tag left there would, four phases on, carry the
+ * same epoch bit as this pass and be taken again as a retry, bringing back
+ * an image two updates old.
+ */
 static inline int
-fc_pp_previous_pending(const fc_pp_marks *marks, uint64_t phase)
+fc_pp_previous_settle(fc_pp_marks *marks, uint64_t phase)
 {
-	uint8_t		state = __atomic_load_n(&marks->state[fc_pp_previous_image(phase)],
-										__ATOMIC_ACQUIRE);
+	uint32_t	prev = fc_pp_previous_image(phase);
+	uint8_t		tag = fc_pp_taken_tag(phase);
+	uint8_t		state = __atomic_load_n(&marks->state[prev], __ATOMIC_ACQUIRE);
 
 	if (state & FC_PP_TAKEN)
-		return (state & (FC_PP_TAKEN | FC_PP_EPOCH)) == fc_pp_taken_tag(phase);
+	{
+		if ((state & (FC_PP_TAKEN | FC_PP_EPOCH)) == tag)
+			return 1;
+		__atomic_store_n(&marks->state[prev], FC_PP_CLEAN, __ATOMIC_RELAXED);
+		return 0;
+	}
 	return state != FC_PP_CLEAN;
 }
 

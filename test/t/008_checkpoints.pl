@@ -947,6 +947,30 @@ INSERT INTO w SELECT g, 'late', 7 FROM generate_series(30001, 31000) g;
 	$small->stop;
 };
 
+# A chunk with no change is reused (hard-linked) without taking its images.
+# The marks of its slots must still be settled then: a "taken" tag left on
+# an image carries a one-bit epoch, and four phases later it read as the
+# current pass's own retry, which took the two-updates-old image again and
+# put it into the checkpoint over the row's newer value.
+subtest 'an image taken four phases ago is not taken again' => sub {
+	my $st = fastckpt_node('stale_tag', $quiet_conf);
+	$st->safe_psql('postgres', 'CREATE TABLE t (id int PRIMARY KEY, v int) USING fastckpt');
+	for my $idle (1 .. 4)
+	{
+		$st->safe_psql('postgres', "INSERT INTO t VALUES ($idle, 0)");
+		checkpoint($st);
+		$st->safe_psql('postgres', "UPDATE t SET v = 1 WHERE id = $idle");
+		checkpoint($st);	# takes the image holding 1
+		$st->safe_psql('postgres', "UPDATE t SET v = 2 WHERE id = $idle");
+		checkpoint($st);	# takes the image holding 2
+		checkpoint($st) for 1 .. $idle;    # nothing changed: chunk reused
+		crash_and_start($st, "kill -9 after $idle idle checkpoints") or return;
+		is($st->safe_psql('postgres', "SELECT v FROM t WHERE id = $idle"), '2',
+			"after $idle idle checkpoints the row has its last committed value");
+	}
+	$st->stop;
+};
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'), 'no crash or PANIC in the log');
 $node->stop;
 done_testing();
