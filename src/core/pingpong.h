@@ -153,6 +153,30 @@ fc_pp_is_pending(uint8_t state)
 }
 
 /*
+ * Writer side: does the previous-phase image of a slot hold something to
+ * take?  A mark taken by an earlier pass is made clean on the way: the
+ * writer reuses a chunk without taking its images when this finds nothing,
+ * and a tag left there would, four phases on, carry the same epoch bit as
+ * that pass and be taken again as its retry, bringing back an image two
+ * updates old.  A mark taken by this pass (a retry) is still to take.
+ */
+static inline int
+fc_pp_previous_settle(fc_pp_marks *marks, uint64_t phase)
+{
+	uint32_t	prev = fc_pp_previous_image(phase);
+	uint8_t		state = __atomic_load_n(&marks->state[prev], __ATOMIC_ACQUIRE);
+
+	if (state & FC_PP_TAKEN)
+	{
+		if ((state & (FC_PP_TAKEN | FC_PP_EPOCH)) == fc_pp_taken_tag(phase))
+			return 1;
+		__atomic_store_n(&marks->state[prev], FC_PP_CLEAN, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return state != FC_PP_CLEAN;
+}
+
+/*
  * Writer side: take the previous-phase image of a slot if it is marked, and
  * tag the mark taken.  Returns FC_PP_CLEAN, FC_PP_DIRTY (with *image / *len
  * set) or FC_PP_TOMBSTONE.  Safe without locks because no commit writes the
@@ -163,54 +187,16 @@ fc_pp_take_previous(fc_pp_marks *marks, char *slot, const fc_pp_layout *layout,
 					uint64_t phase, const char **image, uint32_t *len)
 {
 	uint32_t	prev = fc_pp_previous_image(phase);
-	uint8_t		tag = fc_pp_taken_tag(phase);
-	uint8_t		state = __atomic_load_n(&marks->state[prev], __ATOMIC_ACQUIRE);
+	uint8_t		state;
 
-	if (state & FC_PP_TAKEN)
-	{
-		/*
-		 * Taken by an earlier pass: clean, and marked so, or the pass four
-		 * phases on would read the same epoch bit as a retry.  Taken by
-		 * this pass (a retry): take it again.
-		 */
-		if ((state & (FC_PP_TAKEN | FC_PP_EPOCH)) != tag)
-		{
-			__atomic_store_n(&marks->state[prev], FC_PP_CLEAN, __ATOMIC_RELAXED);
-			return FC_PP_CLEAN;
-		}
-		state &= FC_PP_STATE_MASK;
-	}
-	else if (state == FC_PP_CLEAN)
+	if (!fc_pp_previous_settle(marks, phase))
 		return FC_PP_CLEAN;
+	state = __atomic_load_n(&marks->state[prev], __ATOMIC_ACQUIRE) & FC_PP_STATE_MASK;
 	*image = slot + layout->shadow_offset[prev];
 	*len = marks->len[prev];
-	__atomic_store_n(&marks->state[prev], (uint8_t) (tag | state), __ATOMIC_RELAXED);
+	__atomic_store_n(&marks->state[prev], (uint8_t) (fc_pp_taken_tag(phase) | state),
+					 __ATOMIC_RELAXED);
 	return state;
-}
-
-/*
- * Writer side: would fc_pp_take_previous find something?  A mark taken by
- * an earlier pass is made clean on the way, as fc_pp_take_previous would
- * make it: the writer reuses a chunk without taking its images when this
- * finds nothing, and a tag left there would, four phases on, carry the
- * same epoch bit as this pass and be taken again as a retry, bringing back
- * an image two updates old.
- */
-static inline int
-fc_pp_previous_settle(fc_pp_marks *marks, uint64_t phase)
-{
-	uint32_t	prev = fc_pp_previous_image(phase);
-	uint8_t		tag = fc_pp_taken_tag(phase);
-	uint8_t		state = __atomic_load_n(&marks->state[prev], __ATOMIC_ACQUIRE);
-
-	if (state & FC_PP_TAKEN)
-	{
-		if ((state & (FC_PP_TAKEN | FC_PP_EPOCH)) == tag)
-			return 1;
-		__atomic_store_n(&marks->state[prev], FC_PP_CLEAN, __ATOMIC_RELAXED);
-		return 0;
-	}
-	return state != FC_PP_CLEAN;
 }
 
 /* Reset both marks of a slot (slot reuse, table creation). */
