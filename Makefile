@@ -35,6 +35,7 @@ OBJS = \
 	src/log/log_segment.o \
 	src/log/log_writer.o \
 	src/ckpt/ckpt_shared.o \
+	src/ckpt/ckpt_base.o \
 	src/ckpt/ckpt_files.o \
 	src/ckpt/ckpt_write.o \
 	src/ckpt/ckpt_worker.o \

@@ -35,6 +35,7 @@ int			fc_checkpoint_timeout_s = 60;
 double		fc_checkpoint_completion_target = 0.9;
 int			fc_max_log_size_mb = 1024;
 int			fc_checkpoint_method = FC_CKPT_MERGE;
+double		fc_checkpoint_delta_ratio = 0.25;
 int			fc_checkpoint_policy = FC_POLICY_FIXED;
 int			fc_recovery_workers = 2;
 int			fc_min_parallel_replay_mb = 128;
@@ -209,6 +210,16 @@ fc_define_checkpoint_settings(void)
 							 &fc_checkpoint_method,
 							 FC_CKPT_MERGE,
 							 fc_checkpoint_method_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("pg_fastckpt.checkpoint_delta_ratio",
+							 "Size a chunk's delta files may reach, as a fraction of its whole file, before a checkpoint rewrites it whole.",
+							 "A checkpoint writes only the changed rows of a chunk (a delta) while its deltas stay below this; "
+							 "0 rewrites every changed chunk whole.",
+							 &fc_checkpoint_delta_ratio,
+							 0.25, 0.0, 100.0,
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);

@@ -54,6 +54,7 @@ extern int	fc_checkpoint_timeout_s;
 extern double fc_checkpoint_completion_target;
 extern int	fc_max_log_size_mb;
 extern int	fc_checkpoint_method;
+extern double fc_checkpoint_delta_ratio;
 extern int	fc_checkpoint_policy;
 extern double fc_adaptive_lower_bound_mb;
 extern double fc_adaptive_upper_bound_mb;
@@ -82,7 +83,9 @@ typedef struct FcCkptStats
 	uint64		last_bytes_reused;	/* unchanged chunks linked, not rewritten */
 	uint64		last_rows;
 	uint64		last_dirty_rows;
+	uint64		last_deltas_written;
 	uint64		bytes_written;
+	uint64		deltas_written;
 	uint64		log_segments_removed;
 	double		threshold_bytes;	/* log volume that triggers one now */
 	double		load;			/* adaptive: load as a fraction of peak */
@@ -115,7 +118,7 @@ extern void fc_ckpt_pause_point(FcCkptPausePoint point);
 /* ckpt_files.c: paths, control file, manifest, cleanup */
 extern char *fc_ckpt_dir_path(uint64 seq);
 extern char *fc_ckpt_chunk_path(uint64 seq, const fc_ckpt_table *tab,
-								uint32 chunkno);
+								uint32 chunkno, uint32 layer);
 extern char *fc_ckpt_manifest_path(uint64 seq);
 extern int	fc_ckpt_read_control(fc_ckpt_control *ctl, const char **problem);
 extern void fc_ckpt_write_control(fc_ckpt_control *ctl);
@@ -138,10 +141,16 @@ fc_ckpt_table_chunks(const fc_ckpt_table *tab)
 	return (const fc_ckpt_chunk *) (tab + 1);
 }
 
+static inline const fc_ckpt_delta *
+fc_ckpt_table_deltas(const fc_ckpt_table *tab)
+{
+	return (const fc_ckpt_delta *) (fc_ckpt_table_chunks(tab) + tab->nchunks);
+}
+
 static inline const fc_ckpt_table *
 fc_ckpt_next_table(const fc_ckpt_table *tab)
 {
-	return (const fc_ckpt_table *) (fc_ckpt_table_chunks(tab) + tab->nchunks);
+	return (const fc_ckpt_table *) (fc_ckpt_table_deltas(tab) + tab->ndeltas);
 }
 
 /* ckpt_write.c: one checkpoint, start to finish */
@@ -161,6 +170,7 @@ typedef struct FcCkptLoadResult
 	uint64		start_lsn;
 	uint64		bytes;
 	uint64		rows;
+	uint64		deltas;			/* delta files applied */
 	int			workers;
 	double		seconds;
 } FcCkptLoadResult;

@@ -6,6 +6,7 @@
  *	  $PGDATA/pg_fastckpt/ckpt/control		names the installed checkpoints
  *	  $PGDATA/pg_fastckpt/ckpt/<seq>/manifest	tables, chunks, CRCs
  *	  $PGDATA/pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>
+ *	  $PGDATA/pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>.d<k>
  *
  * A checkpoint directory not named by the control file is a leftover of
  * an interrupted or superseded checkpoint and is removed.
@@ -46,11 +47,16 @@ fc_ckpt_dir_path(uint64 seq)
 	return psprintf(FC_CKPT_DIR "/%016llX", (unsigned long long) seq);
 }
 
+/* Layer 0 is the whole chunk; layer k its k-th delta, with a suffix. */
 char *
-fc_ckpt_chunk_path(uint64 seq, const fc_ckpt_table *tab, uint32 chunkno)
+fc_ckpt_chunk_path(uint64 seq, const fc_ckpt_table *tab, uint32 chunkno,
+				   uint32 layer)
 {
-	return psprintf(FC_CKPT_DIR "/%016llX/%u_%u_%u_%u", (unsigned long long) seq,
-					tab->dbid, tab->spcid, tab->relnode, chunkno);
+	if (layer == 0)
+		return psprintf(FC_CKPT_DIR "/%016llX/%u_%u_%u_%u", (unsigned long long) seq,
+						tab->dbid, tab->spcid, tab->relnode, chunkno);
+	return psprintf(FC_CKPT_DIR "/%016llX/%u_%u_%u_%u.d%u", (unsigned long long) seq,
+					tab->dbid, tab->spcid, tab->relnode, chunkno, layer);
 }
 
 char *

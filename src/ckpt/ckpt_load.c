@@ -6,8 +6,9 @@
  * The recovery leader reads the control file and the newest checkpoint's
  * manifest, creates its tables at their full size, then starts loader
  * workers (pg_fastckpt.recovery_workers in all, itself included) that
- * claim chunks one at a time and read them straight into the slots.  Every
- * block's CRC is checked, and each chunk against the manifest.  If the
+ * claim chunks one at a time and read them (the whole file, then its
+ * deltas in order) straight into the slots.  Every block's CRC is
+ * checked, and each chunk against the manifest.  If the
  * newest checkpoint turns out damaged, everything loaded is thrown away
  * and the one before it is used (the log is kept from its start); if no
  * checkpoint is usable, recovery stops and the tables stay closed.
@@ -51,6 +52,7 @@ typedef struct FcLoadShared
 	pg_atomic_uint64 next_chunk;	/* next chunk to claim, manifest order */
 	pg_atomic_uint64 bytes;
 	pg_atomic_uint64 rows;
+	pg_atomic_uint64 deltas;
 	pg_atomic_uint32 failed;
 	char		error[256];
 	/* by loader number: it started, it ran to the end */
@@ -79,6 +81,7 @@ fc_ckpt_load_shmem_init(void)
 		pg_atomic_init_u64(&fc_load->next_chunk, 0);
 		pg_atomic_init_u64(&fc_load->bytes, 0);
 		pg_atomic_init_u64(&fc_load->rows, 0);
+		pg_atomic_init_u64(&fc_load->deltas, 0);
 		pg_atomic_init_u32(&fc_load->failed, 0);
 	}
 }
@@ -114,10 +117,14 @@ fc_load_find_chunk(const char *manifest, uint64 n, const fc_ckpt_table **tab,
 	return false;
 }
 
-/* Put the rows of one validated block into their slots. */
+/*
+ * Put the rows of one validated block into their slots: a whole file's
+ * into empty slots, a delta's over what the files before it put there (a
+ * tombstone empties the slot).  *live counts the slots holding a row.
+ */
 static const char *
 fc_load_block_rows(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno,
-				   const char *block, uint64 *rows)
+				   const char *block, uint64 *records, int64 *live)
 {
 	fc_ckpt_row_iter it;
 	const fc_ckpt_row *row;
@@ -130,47 +137,54 @@ fc_load_block_rows(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno,
 		char	   *sp;
 		FcSlotHeader *hdr;
 
-		if (slotno >= tab->nslots || row->len > tbl->layout.image_capacity)
+		if (slotno >= tab->nslots ||
+			(row->len > tbl->layout.image_capacity && row->len != FC_CKPT_TOMBSTONE))
 			return "row outside the table's slots or image size";
 		sp = fc_slot_ptr(tbl, slotno);
 		hdr = (FcSlotHeader *) sp;
+		(*records)++;
+		if (hdr->flags & FC_SLOT_USED)
+			(*live)--;
+		if (row->len == FC_CKPT_TOMBSTONE)
+		{
+			hdr->flags = 0;
+			continue;
+		}
 		fc_slot_set_new_row(tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
 		ItemPointerSetInvalid(&hdr->next_tid);
 		hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
 		hdr->link = 0;
-		(*rows)++;
+		(*live)++;
 	}
 	return NULL;
 }
 
-/* Load one chunk file; NULL on success, else what is wrong. */
+/*
+ * Load file `layer' of a chunk (0: the whole file, k: its k-th delta),
+ * which must have the size, CRC and row count the manifest gives.  NULL on
+ * success, else what is wrong.
+ */
 static const char *
-fc_load_chunk(const fc_ckpt_table *tab, const fc_ckpt_chunk *chunk, char *buf,
-			  char *errbuf, size_t errlen)
+fc_load_file(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno, uint32 layer,
+			 uint64 want_bytes, uint32 want_crc, uint64 want_records,
+			 char *buf, int64 *live, char *errbuf, size_t errlen)
 {
-	char	   *path = fc_ckpt_chunk_path(fc_load->ref.seq, tab, chunk->chunkno);
-	RelFileNode rnode;
-	FcTable    *tbl;
+	char	   *path = fc_ckpt_chunk_path(fc_load->ref.seq, tab, chunkno, layer);
 	int			fd;
 	uint64		have = 0;
 	uint64		pos = 0;
 	uint64		total = 0;
-	uint64		rows = 0;
+	uint64		records = 0;
 	uint32		blockno = 0;
 	uint32		chain = FC_CRC32C_INIT;
 	bool		eof = false;
 	const char *problem = NULL;
 
-	rnode.dbNode = tab->dbid;
-	rnode.spcNode = tab->spcid;
-	rnode.relNode = tab->relnode;
-	tbl = fc_table_lookup(&rnode);
-	if (tbl == NULL)
-		return "table not created";
 	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 	if (fd < 0)
 	{
 		snprintf(errbuf, errlen, "could not open \"%s\": %m", path);
+		pfree(path);
 		return errbuf;
 	}
 	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -207,28 +221,66 @@ fc_load_chunk(const fc_ckpt_table *tab, const fc_ckpt_chunk *chunk, char *buf,
 		}
 		if (pos == have)
 			break;
-		problem = fc_ckpt_block_check(buf + pos, have - pos, chunk->chunkno, blockno);
+		problem = fc_ckpt_block_check(buf + pos, have - pos, chunkno, layer, blockno);
 		if (problem != NULL)
 			break;
 		b = (const fc_ckpt_block *) (buf + pos);
 		chain = fc_crc32c_update(chain, &b->crc, sizeof(b->crc));
-		problem = fc_load_block_rows(tbl, tab, chunk->chunkno, buf + pos, &rows);
+		problem = fc_load_block_rows(tbl, tab, chunkno, buf + pos, &records, live);
 		pos += b->size;
 		blockno++;
 	}
 	CloseTransientFile(fd);
 	if (problem == NULL &&
-		(total != chunk->bytes || rows != chunk->rows ||
-		 fc_crc32c_final(chain) != chunk->crc))
-		problem = "chunk does not match the manifest (size, rows or CRC)";
+		(total != want_bytes || records != want_records ||
+		 fc_crc32c_final(chain) != want_crc))
+		problem = "file does not match the manifest (size, rows or CRC)";
 	if (problem != NULL && problem != errbuf)
 	{
 		snprintf(errbuf, errlen, "chunk \"%s\": %s", path, problem);
 		problem = errbuf;
 	}
 	pg_atomic_fetch_add_u64(&fc_load->bytes, total);
-	pg_atomic_fetch_add_u64(&fc_load->rows, rows);
 	pfree(path);
+	return problem;
+}
+
+/* Load one chunk: its whole file, then its deltas in order. */
+static const char *
+fc_load_chunk(const fc_ckpt_table *tab, const fc_ckpt_chunk *chunk, char *buf,
+			  char *errbuf, size_t errlen)
+{
+	const fc_ckpt_delta *deltas = fc_ckpt_table_deltas(tab) + chunk->first_delta;
+	RelFileNode rnode;
+	FcTable    *tbl;
+	int64		live = 0;
+	const char *problem;
+
+	rnode.dbNode = tab->dbid;
+	rnode.spcNode = tab->spcid;
+	rnode.relNode = tab->relnode;
+	tbl = fc_table_lookup(&rnode);
+	if (tbl == NULL)
+		return "table not created";
+	problem = fc_load_file(tbl, tab, chunk->chunkno, 0, chunk->bytes, chunk->crc,
+						   chunk->base_rows, buf, &live, errbuf, errlen);
+	for (uint32 k = 0; problem == NULL && k < chunk->ndeltas; k++)
+		problem = fc_load_file(tbl, tab, chunk->chunkno, k + 1, deltas[k].bytes,
+							   deltas[k].crc, deltas[k].records, buf, &live,
+							   errbuf, errlen);
+	if (problem == NULL && live != (int64) chunk->rows)
+	{
+		snprintf(errbuf, errlen,
+				 "chunk %u of relation file %u holds %lld rows once its %u deltas are applied, the manifest says %llu",
+				 chunk->chunkno, tab->relnode, (long long) live, chunk->ndeltas,
+				 (unsigned long long) chunk->rows);
+		problem = errbuf;
+	}
+	if (problem == NULL)
+	{
+		pg_atomic_fetch_add_u64(&fc_load->rows, chunk->rows);
+		pg_atomic_fetch_add_u64(&fc_load->deltas, chunk->ndeltas);
+	}
 	return problem;
 }
 
@@ -323,6 +375,7 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 	pg_atomic_write_u64(&fc_load->next_chunk, 0);
 	pg_atomic_write_u64(&fc_load->bytes, 0);
 	pg_atomic_write_u64(&fc_load->rows, 0);
+	pg_atomic_write_u64(&fc_load->deltas, 0);
 	pg_atomic_write_u32(&fc_load->failed, 0);
 	memset(fc_load->started, 0, sizeof(fc_load->started));
 	memset(fc_load->finished, 0, sizeof(fc_load->finished));
@@ -354,6 +407,7 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 	res->workers = started + 1;
 	res->bytes = pg_atomic_read_u64(&fc_load->bytes);
 	res->rows = pg_atomic_read_u64(&fc_load->rows);
+	res->deltas = pg_atomic_read_u64(&fc_load->deltas);
 	pfree(handles);
 
 	if (pg_atomic_read_u32(&fc_load->failed) != 0)

@@ -8,9 +8,14 @@
  * doubt below S, then walk every table committed before S, chunk by
  * chunk.  A slot whose previous-phase image is marked contributes that
  * image (or nothing, for a tombstone); any other slot contributes its row
- * in the last checkpoint, read back from its chunk file (merge) or from
- * the writer's in-memory copy of it (copy).  A chunk in which no slot is
- * marked is the last checkpoint's chunk unchanged and is hard-linked.
+ * in the last checkpoint, read back from its chunk files (merge) or from
+ * the writer's in-memory copy of them (copy).  A chunk in which no slot is
+ * marked is the last checkpoint's chunk unchanged and is hard-linked.  A
+ * chunk with few changes keeps its files (linked) and gets one more: a
+ * delta of the images taken and tombstones, until its deltas reach
+ * checkpoint_delta_ratio of its whole file; then it is written whole
+ * again.  Deltas turn the cost of a checkpoint from the size of the tables
+ * into the size of what changed.
  *
  * Every chunk file is fdatasync'ed as it is closed (periodically, not one
  * big sync at the end).  Then the manifest, the directory, and last the
@@ -45,6 +50,7 @@
 #include "utils/wait_event.h"
 
 #include "ckpt/checkpoint.h"
+#include "ckpt/ckpt_base.h"
 #include "log/log.h"
 #include "store/table_store.h"
 
@@ -54,26 +60,9 @@
 #define FC_CKPT_GROUP_SLOTS		4096	/* slots read per directory lock hold */
 #define FC_CKPT_FLUSH_WAIT_MS	10000
 
-/* Copy variant: the last checkpoint's chunks, kept by the writer. */
-typedef struct FcCopyKey
-{
-	uint32		dbid;
-	uint32		spcid;
-	uint32		relnode;
-	uint32		chunkno;
-	uint64		create_csn;
-} FcCopyKey;
-
-typedef struct FcCopyEntry
-{
-	FcCopyKey	key;
-	char	   *data;
-	uint64		len;
-} FcCopyEntry;
-
-static MemoryContext fc_copy_cxt = NULL;
-static HTAB *fc_copy_chunks = NULL;
-static MemoryContext fc_copy_building = NULL;	/* the next one, until installed */
+/* The memos of the installed checkpoint, and of the one being written. */
+static FcMemoSet fc_memos_installed;
+static FcMemoSet fc_memos_building;
 
 /* A table to write, as it was when the walk started. */
 typedef struct FcCkptJob
@@ -82,24 +71,6 @@ typedef struct FcCkptJob
 	FcTable    *tbl;
 	uint64		generation;
 } FcCkptJob;
-
-/* The last checkpoint's rows of one chunk, in slot order. */
-typedef struct FcBaseReader
-{
-	const char *path;			/* NULL: reading from memory */
-	const char *mem;
-	uint64		mem_len;
-	int			fd;
-	char	   *buf;
-	uint64		buf_len;
-	uint64		buf_pos;
-	bool		eof;
-	uint32		chunkno;
-	uint32		blockno;
-	fc_ckpt_row_iter it;
-	const fc_ckpt_row *row;		/* current row, NULL at the end */
-	const char *image;
-} FcBaseReader;
 
 /* One checkpoint being written. */
 typedef struct FcCkptRun
@@ -119,12 +90,12 @@ typedef struct FcCkptRun
 	StringInfoData manifest;
 	uint64		ntables;
 	uint64		nchunks;
-	HTAB	   *copy_next;
-	MemoryContext copy_next_cxt;
+	bool		keep_copy;		/* checkpoint_method = copy */
 	bool		paused_chunk;
 
 	/* the chunk file being written */
 	uint32		chunkno;
+	uint32		layer;
 	int			fd;
 	char	   *path;
 	char	   *out;			/* sealed blocks, then the open block */
@@ -133,141 +104,19 @@ typedef struct FcCkptRun
 	uint32		crc_chain;
 	uint64		file_bytes;
 	uint64		since_sync;
-	uint64		chunk_rows;
-	StringInfoData copy_buf;
+	uint64		records;		/* rows and tombstones in the file */
+	StringInfoData copy_buf;	/* the file's bytes, with keep_copy */
+
+	/* the chunk's memo being built: which slots hold a row */
+	FcChunkMemo *memo;
 
 	/* figures */
 	uint64		bytes_written;
 	uint64		bytes_reused;
 	uint64		rows;
 	uint64		dirty_rows;
+	uint64		deltas_written;
 } FcCkptRun;
-
-/* The key of a table's chunk in the copy variant's memory. */
-static void
-fc_copy_key(FcCopyKey *key, const fc_ckpt_table *tab, uint32 chunkno)
-{
-	memset(key, 0, sizeof(*key));
-	key->dbid = tab->dbid;
-	key->spcid = tab->spcid;
-	key->relnode = tab->relnode;
-	key->chunkno = chunkno;
-	key->create_csn = tab->create_csn;
-}
-
-/* The last checkpoint's chunk in the copy variant's memory, or NULL. */
-static FcCopyEntry *
-fc_copy_find(const fc_ckpt_table *tab, uint32 chunkno)
-{
-	FcCopyKey	key;
-
-	if (fc_copy_chunks == NULL)
-		return NULL;
-	fc_copy_key(&key, tab, chunkno);
-	return hash_search(fc_copy_chunks, &key, HASH_FIND, NULL);
-}
-
-/* ---- the last checkpoint's chunk, streamed ---- */
-
-static void
-fc_base_fill(FcBaseReader *br, uint64 need)
-{
-	if (br->path == NULL || br->buf_len - br->buf_pos >= need || br->eof)
-		return;
-	memmove(br->buf, br->buf + br->buf_pos, br->buf_len - br->buf_pos);
-	br->buf_len -= br->buf_pos;
-	br->buf_pos = 0;
-	while (br->buf_len < 2 * FC_CKPT_BLOCK_SIZE && !br->eof)
-	{
-		ssize_t		got = read(br->fd, br->buf + br->buf_len,
-							   2 * FC_CKPT_BLOCK_SIZE - br->buf_len);
-
-		if (got < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read checkpoint file \"%s\": %m", br->path)));
-		if (got == 0)
-			br->eof = true;
-		br->buf_len += got;
-	}
-}
-
-/* Move to the next row of the last checkpoint's chunk (row NULL: end). */
-static void
-fc_base_next(FcBaseReader *br)
-{
-	while (!fc_ckpt_rows_next(&br->it, &br->row, &br->image))
-	{
-		const char *p;
-		uint64		avail;
-		const char *problem;
-
-		br->row = NULL;
-		if (br->path != NULL)
-		{
-			fc_base_fill(br, FC_CKPT_BLOCK_HEADER);
-			if (br->buf_len - br->buf_pos >= FC_CKPT_BLOCK_HEADER)
-				fc_base_fill(br, Min(((const fc_ckpt_block *) (br->buf + br->buf_pos))->size,
-									 FC_CKPT_BLOCK_SIZE));
-			p = br->buf + br->buf_pos;
-			avail = br->buf_len - br->buf_pos;
-		}
-		else
-		{
-			p = br->mem + br->buf_pos;
-			avail = br->mem_len - br->buf_pos;
-		}
-		if (avail == 0)
-			return;				/* end of the chunk */
-		problem = fc_ckpt_block_check(p, avail, br->chunkno, br->blockno);
-		if (problem != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("fastckpt checkpoint chunk \"%s\" is damaged at block %u: %s",
-							br->path ? br->path : "(in memory)", br->blockno, problem),
-					 errdetail("A checkpoint cannot be merged with it; the log is kept in full until one can.")));
-		fc_ckpt_rows_begin(&br->it, p);
-		br->buf_pos += ((const fc_ckpt_block *) p)->size;
-		br->blockno++;
-	}
-}
-
-static void
-fc_base_open(FcBaseReader *br, FcCkptRun *run, const fc_ckpt_table *base_tab,
-			 uint32 chunkno)
-{
-	FcCopyEntry *e;
-
-	memset(br, 0, sizeof(*br));
-	br->fd = -1;
-	br->chunkno = chunkno;
-	if (base_tab == NULL || chunkno >= base_tab->nchunks)
-		return;					/* nothing: a new table or new chunk */
-	if ((e = fc_copy_find(base_tab, chunkno)) != NULL)
-	{
-		br->mem = e->data;
-		br->mem_len = e->len;
-		fc_base_next(br);
-		return;
-	}
-	br->path = fc_ckpt_chunk_path(run->ctl.refs[0].seq, base_tab, chunkno);
-	br->fd = OpenTransientFile(br->path, O_RDONLY | PG_BINARY);
-	if (br->fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open checkpoint file \"%s\": %m", br->path)));
-	br->buf = palloc(2 * FC_CKPT_BLOCK_SIZE);
-	fc_base_next(br);
-}
-
-static void
-fc_base_close(FcBaseReader *br)
-{
-	if (br->fd >= 0)
-		CloseTransientFile(br->fd);
-	if (br->buf != NULL)
-		pfree(br->buf);
-}
 
 /* ---- writing a chunk file ---- */
 
@@ -296,13 +145,8 @@ fc_chunk_write_out(FcCkptRun *run, uint64 len)
 	}
 	/* start write-back now, in small steps, not as a burst at fdatasync */
 	pg_flush_data(run->fd, (off_t) run->file_bytes, (off_t) len);
-	if (run->copy_next != NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(run->copy_next_cxt);
-
+	if (run->keep_copy)
 		appendBinaryStringInfoNT(&run->copy_buf, run->out, len);
-		MemoryContextSwitchTo(old);
-	}
 	run->file_bytes += len;
 	run->since_sync += len;
 	if (run->since_sync >= FC_CKPT_SYNC_EVERY)
@@ -334,9 +178,10 @@ fc_chunk_seal_block(FcCkptRun *run, bool flush)
 		fc_chunk_write_out(run, run->out_len);
 		run->out_len = 0;
 	}
-	fc_ckpt_block_begin(run->out + run->out_len, run->chunkno, run->blockno);
+	fc_ckpt_block_begin(run->out + run->out_len, run->chunkno, run->layer, run->blockno);
 }
 
+/* Add a row (or, in a delta, a tombstone) to the file being written. */
 static void
 fc_chunk_emit(FcCkptRun *run, uint32 slot, const char *image, uint32 len)
 {
@@ -345,7 +190,67 @@ fc_chunk_emit(FcCkptRun *run, uint32 slot, const char *image, uint32 len)
 		fc_chunk_seal_block(run, false);
 		(void) fc_ckpt_block_add(run->out + run->out_len, slot, image, len);
 	}
-	run->chunk_rows++;
+	run->records++;
+}
+
+/* Create file `layer' of a chunk in the new checkpoint. */
+static void
+fc_chunk_file_begin(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
+					uint32 layer)
+{
+	run->path = fc_ckpt_chunk_path(run->seq, &job->tab, chunkno, layer);
+	run->fd = OpenTransientFile(run->path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (run->fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create checkpoint file \"%s\": %m", run->path)));
+	run->chunkno = chunkno;
+	run->layer = layer;
+	run->out_len = 0;
+	run->blockno = 0;
+	run->crc_chain = FC_CRC32C_INIT;
+	run->file_bytes = 0;
+	run->since_sync = 0;
+	run->records = 0;
+	if (run->keep_copy)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fc_memo_data_context());
+
+		initStringInfo(&run->copy_buf);
+		MemoryContextSwitchTo(old);
+	}
+	fc_ckpt_block_begin(run->out, chunkno, layer, 0);
+}
+
+/*
+ * Finish the file: write what is left and make it durable.  A file left
+ * unfinished (its table went away, or it holds nothing) is removed.
+ * Returns the file's CRC.
+ */
+static uint32
+fc_chunk_file_end(FcCkptRun *run, bool keep)
+{
+	if (keep)
+	{
+		fc_chunk_seal_block(run, true);
+		if (pg_fdatasync(run->fd) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not fdatasync checkpoint file \"%s\": %m", run->path)));
+	}
+	CloseTransientFile(run->fd);
+	run->fd = -1;
+	if (!keep)
+	{
+		(void) unlink(run->path);
+		if (run->keep_copy)
+			pfree(run->copy_buf.data);
+	}
+	else
+		run->bytes_written += run->file_bytes;
+	pfree(run->path);
+	run->path = NULL;
+	return fc_crc32c_final(run->crc_chain);
 }
 
 /* Is the job's table still the one we started with?  Directory lock held. */
@@ -375,56 +280,22 @@ fc_chunk_has_changes(FcCkptRun *run, const FcCkptJob *job, uint64 lo, uint64 hi)
 	return found;
 }
 
-static void
-fc_copy_remember(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
-				 const char *data, uint64 len)
-{
-	FcCopyKey	key;
-	FcCopyEntry *e;
-
-	fc_copy_key(&key, &job->tab, chunkno);
-	e = hash_search(run->copy_next, &key, HASH_ENTER, NULL);
-	e->data = (char *) data;
-	e->len = len;
-}
-
 /*
- * Write chunk chunkno of a table: merge the previous images of its slots
- * with the last checkpoint's rows.  False if the table went away meanwhile
- * (dropped by a transaction with CSN >= S, whose record replay applies).
+ * Walk the slots of chunk chunkno, taking each marked previous-phase
+ * image, into the open file.  With base (a whole file), every slot's row:
+ * the image taken, else the last checkpoint's row.  Without (a delta), only
+ * what changed: the images taken, and a tombstone for a deleted row the
+ * last checkpoint had.  run->memo says which slots hold a row afterwards.
+ * False if the table went away meanwhile.
  */
 static bool
-fc_chunk_write(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
-			   const fc_ckpt_table *base_tab, fc_ckpt_chunk *entry)
+fc_chunk_walk(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno, FcLayers *base)
 {
 	uint64		lo = (uint64) chunkno * FC_CKPT_CHUNK_SLOTS;
 	uint64		hi = Min(lo + FC_CKPT_CHUNK_SLOTS, job->tab.nslots);
-	FcBaseReader br;
+	FcChunkMemo *memo = run->memo;
 	uint64		s = lo;
 	bool		alive = true;
-
-	run->path = fc_ckpt_chunk_path(run->seq, &job->tab, chunkno);
-	run->fd = OpenTransientFile(run->path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (run->fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create checkpoint file \"%s\": %m", run->path)));
-	run->chunkno = chunkno;
-	run->out_len = 0;
-	run->blockno = 0;
-	run->crc_chain = FC_CRC32C_INIT;
-	run->file_bytes = 0;
-	run->since_sync = 0;
-	run->chunk_rows = 0;
-	if (run->copy_next != NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(run->copy_next_cxt);
-
-		initStringInfo(&run->copy_buf);
-		MemoryContextSwitchTo(old);
-	}
-	fc_ckpt_block_begin(run->out, chunkno, 0);
-	fc_base_open(&br, run, base_tab, chunkno);
 
 	while (s < hi && alive)
 	{
@@ -438,73 +309,226 @@ fc_chunk_write(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
 			uint32		off = (uint32) (s - lo);
 			const char *image;
 			uint32		len;
+			const char *old_image;
+			uint32		old_len;
+			bool		had;
 			int			state;
 
 			state = fc_pp_take_previous(&((FcSlotHeader *) sp)->marks, sp,
 										&job->tbl->layout, run->phase, &image, &len);
-			while (br.row != NULL && br.row->slot < off)
-				fc_base_next(&br);
-			if (state == FC_PP_DIRTY)
-				fc_chunk_emit(run, off, image, len);
-			else if (state == FC_PP_CLEAN && br.row != NULL && br.row->slot == off)
-				fc_chunk_emit(run, off, br.image, br.row->len);
 			if (state != FC_PP_CLEAN)
 				run->dirty_rows++;
+			if (base != NULL)
+			{
+				had = fc_layers_get(base, off, &old_image, &old_len);
+				if (state == FC_PP_CLEAN && had)
+				{
+					state = FC_PP_DIRTY;
+					image = old_image;
+					len = old_len;
+				}
+			}
+			else
+			{
+				had = fc_memo_has(memo->present, off);
+				if (state == FC_PP_TOMBSTONE && had)
+					fc_chunk_emit(run, off, NULL, FC_CKPT_TOMBSTONE);
+			}
+			if (state == FC_PP_DIRTY)
+				fc_chunk_emit(run, off, image, len);
+			if (state == FC_PP_DIRTY && !fc_memo_has(memo->present, off))
+			{
+				fc_memo_mark(memo->present, off, true);
+				memo->live++;
+			}
+			else if (state == FC_PP_TOMBSTONE && fc_memo_has(memo->present, off))
+			{
+				fc_memo_mark(memo->present, off, false);
+				memo->live--;
+			}
 		}
 		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 		CHECK_FOR_INTERRUPTS();
 	}
-	fc_base_close(&br);
-	if (alive)
-		fc_chunk_seal_block(run, true);
-	if (alive && pg_fdatasync(run->fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not fdatasync checkpoint file \"%s\": %m", run->path)));
-	CloseTransientFile(run->fd);
-	run->fd = -1;
+	return alive;
+}
+
+/*
+ * Write chunk chunkno of a table whole: merge the previous images of its
+ * slots with the last checkpoint's rows.  False if the table went away
+ * meanwhile (dropped by a transaction with CSN >= S, whose record replay
+ * applies).
+ */
+static bool
+fc_chunk_write(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
+			   const fc_ckpt_table *base_tab, fc_ckpt_chunk *entry)
+{
+	FcLayers   *base = palloc(sizeof(FcLayers));
+	bool		alive;
+
+	fc_layers_open(base, run->ctl.refs[0].seq, base_tab, chunkno,
+				   base_tab ? fc_memo_find(&fc_memos_installed, base_tab, chunkno) : NULL);
+	run->memo = fc_memo_enter(&fc_memos_building, &job->tab, chunkno);
+	fc_chunk_file_begin(run, job, chunkno, 0);
+	alive = fc_chunk_walk(run, job, chunkno, base);
+	fc_layers_close(base);
+	pfree(base);
+	entry->crc = fc_chunk_file_end(run, alive);
 	if (!alive)
 		return false;
 
 	entry->chunkno = chunkno;
-	entry->crc = fc_crc32c_final(run->crc_chain);
 	entry->bytes = run->file_bytes;
-	entry->rows = run->chunk_rows;
-	run->bytes_written += run->file_bytes;
-	if (run->copy_next != NULL)
-		fc_copy_remember(run, job, chunkno, run->copy_buf.data, run->copy_buf.len);
-	pfree(run->path);
-	run->path = NULL;
+	entry->base_rows = run->records;
+	entry->rows = run->memo->live;
+	entry->ndeltas = 0;
+	run->memo->nlayers = 1;
+	if (run->keep_copy)
+	{
+		run->memo->data[0] = run->copy_buf.data;
+		run->memo->len[0] = run->copy_buf.len;
+	}
 	return true;
 }
 
-/* An unchanged chunk: the last checkpoint's file, linked under the new name. */
+/*
+ * Link the last checkpoint's files of a chunk into the new checkpoint, and
+ * start the chunk's memo from the last one's (taking over its copy bytes),
+ * or with need_memo, when there is none, from the files.  False if a link
+ * failed (the links made are removed).
+ */
 static bool
-fc_chunk_reuse(FcCkptRun *run, const FcCkptJob *job, const fc_ckpt_table *base_tab,
-			   uint32 chunkno, fc_ckpt_chunk *entry)
+fc_chunk_link(FcCkptRun *run, const FcCkptJob *job, const fc_ckpt_table *base_tab,
+			  uint32 chunkno, bool need_memo, StringInfo deltas, fc_ckpt_chunk *entry)
 {
 	const fc_ckpt_chunk *old = &fc_ckpt_table_chunks(base_tab)[chunkno];
-	char	   *from = fc_ckpt_chunk_path(run->ctl.refs[0].seq, base_tab, chunkno);
-	char	   *to = fc_ckpt_chunk_path(run->seq, &job->tab, chunkno);
-	bool		ok = (link(from, to) == 0);
+	const fc_ckpt_delta *old_deltas = fc_ckpt_table_deltas(base_tab) + old->first_delta;
+	FcChunkMemo *prev = fc_memo_find(&fc_memos_installed, base_tab, chunkno);
+	uint32		k;
 
-	if (ok)
+	for (k = 0; k <= old->ndeltas; k++)
 	{
-		FcCopyEntry *e = run->copy_next ? fc_copy_find(base_tab, chunkno) : NULL;
+		char	   *from = fc_ckpt_chunk_path(run->ctl.refs[0].seq, base_tab, chunkno, k);
+		char	   *to = fc_ckpt_chunk_path(run->seq, &job->tab, chunkno, k);
+		bool		ok = (link(from, to) == 0);
 
-		*entry = *old;
-		run->bytes_reused += old->bytes;
-		if (e != NULL)
-		{
-			char	   *data = MemoryContextAllocHuge(run->copy_next_cxt, Max(e->len, 1));
-
-			memcpy(data, e->data, e->len);
-			fc_copy_remember(run, job, chunkno, data, e->len);
-		}
+		pfree(from);
+		pfree(to);
+		if (!ok)
+			break;
 	}
-	pfree(from);
-	pfree(to);
-	return ok;
+	if (k <= old->ndeltas)
+	{
+		while (k-- > 0)
+		{
+			char	   *to = fc_ckpt_chunk_path(run->seq, &job->tab, chunkno, k);
+
+			(void) unlink(to);
+			pfree(to);
+		}
+		return false;
+	}
+
+	*entry = *old;
+	entry->first_delta = (uint32) (deltas->len / sizeof(fc_ckpt_delta));
+	appendBinaryStringInfo(deltas, (const char *) old_deltas,
+						   sizeof(fc_ckpt_delta) * old->ndeltas);
+	run->bytes_reused += old->bytes;
+	for (k = 0; k < old->ndeltas; k++)
+		run->bytes_reused += old_deltas[k].bytes;
+
+	run->memo = NULL;
+	if (prev != NULL && prev->nlayers == old->ndeltas + 1)
+	{
+		FcChunkMemo *memo = fc_memo_enter(&fc_memos_building, &job->tab, chunkno);
+
+		memcpy(memo->present, prev->present, FC_CKPT_PRESENT_BYTES);
+		memo->live = prev->live;
+		memo->nlayers = prev->nlayers;
+		if (run->keep_copy)
+		{
+			/* moved, not copied: a failed checkpoint reads the files again */
+			memcpy(memo->data, prev->data, sizeof(memo->data));
+			memcpy(memo->len, prev->len, sizeof(memo->len));
+			memset(prev->data, 0, sizeof(prev->data));
+		}
+		run->memo = memo;
+	}
+	else if (need_memo)
+	{
+		run->memo = fc_memo_enter(&fc_memos_building, &job->tab, chunkno);
+		fc_memo_rebuild(run->memo, run->ctl.refs[0].seq, base_tab, chunkno);
+	}
+	return true;
+}
+
+/*
+ * Should a changed chunk get a delta rather than be written whole?  When
+ * its deltas so far stay below checkpoint_delta_ratio of its whole file
+ * and it has room for one more.  The chunk's
+ * share of the ratio, between half and all of it, staggers the chunks'
+ * whole rewrites, which a uniform load would otherwise bring due together.
+ */
+static bool
+fc_chunk_wants_delta(const fc_ckpt_table *base_tab, uint32 chunkno)
+{
+	const fc_ckpt_chunk *old;
+	const fc_ckpt_delta *deltas;
+	uint64		delta_bytes = 0;
+	uint32		spread;
+
+	if (fc_checkpoint_delta_ratio <= 0 || base_tab == NULL || chunkno >= base_tab->nchunks)
+		return false;
+	old = &fc_ckpt_table_chunks(base_tab)[chunkno];
+	if (old->ndeltas >= FC_CKPT_MAX_DELTAS)
+		return false;
+	deltas = fc_ckpt_table_deltas(base_tab) + old->first_delta;
+	for (uint32 k = 0; k < old->ndeltas; k++)
+		delta_bytes += deltas[k].bytes;
+	spread = (base_tab->relnode * 2654435761u + chunkno * 40503u) % 1024;
+	return (double) delta_bytes <
+		fc_checkpoint_delta_ratio * (double) old->bytes * (0.5 + 0.5 * spread / 1023.0);
+}
+
+/*
+ * Write a delta of chunk chunkno: link the last checkpoint's files of the
+ * chunk and add one holding what changed.  1: done; 0: the table went
+ * away; -1: the files could not be linked (write the chunk whole).
+ */
+static int
+fc_chunk_write_delta(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
+					 const fc_ckpt_table *base_tab, StringInfo deltas,
+					 fc_ckpt_chunk *entry)
+{
+	fc_ckpt_delta delta;
+	bool		alive;
+	bool		keep;
+
+	if (!fc_chunk_link(run, job, base_tab, chunkno, true, deltas, entry))
+		return -1;
+	Assert(run->memo != NULL);
+	fc_chunk_file_begin(run, job, chunkno, entry->ndeltas + 1);
+	alive = fc_chunk_walk(run, job, chunkno, NULL);
+	keep = alive && run->records > 0;
+	delta.crc = fc_chunk_file_end(run, keep);
+	if (!alive)
+		return 0;
+	entry->rows = run->memo->live;
+	if (!keep)
+		return 1;				/* only changes that cancel out */
+
+	delta.records = (uint32) run->records;
+	delta.bytes = run->file_bytes;
+	appendBinaryStringInfo(deltas, (const char *) &delta, sizeof(delta));
+	entry->ndeltas++;
+	run->memo->nlayers++;
+	if (run->keep_copy)
+	{
+		run->memo->data[entry->ndeltas] = run->copy_buf.data;
+		run->memo->len[entry->ndeltas] = run->copy_buf.len;
+	}
+	run->deltas_written++;
+	return 1;
 }
 
 /* The last checkpoint's entry for the same storage, or NULL. */
@@ -563,22 +587,33 @@ fc_table_write(FcCkptRun *run, FcCkptJob *job)
 	const fc_ckpt_table *base_tab = fc_base_table(run, &job->tab);
 	uint32		nchunks = (uint32) ((job->tab.nslots + FC_CKPT_CHUNK_SLOTS - 1) / FC_CKPT_CHUNK_SLOTS);
 	fc_ckpt_chunk *chunks = palloc0(sizeof(fc_ckpt_chunk) * Max(nchunks, 1));
+	StringInfoData deltas;
 	bool		alive = true;
 	uint32		c;
 
+	initStringInfo(&deltas);
 	for (c = 0; c < nchunks && alive; c++)
 	{
 		uint64		lo = (uint64) c * FC_CKPT_CHUNK_SLOTS;
 		int			changes = 1;
+		int			done = -1;
 
 		/* only a chunk the last checkpoint has can be reused */
 		if (base_tab != NULL && c < base_tab->nchunks)
 			changes = fc_chunk_has_changes(run, job, lo,
 										   Min(lo + FC_CKPT_CHUNK_SLOTS, job->tab.nslots));
 		if (changes < 0)
-			alive = false;
-		else if (changes > 0 || !fc_chunk_reuse(run, job, base_tab, c, &chunks[c]))
-			alive = fc_chunk_write(run, job, c, base_tab, &chunks[c]);
+			done = 0;
+		else if (changes == 0)
+			done = fc_chunk_link(run, job, base_tab, c, false, &deltas, &chunks[c]) ? 1 : -1;
+		else if (fc_chunk_wants_delta(base_tab, c))
+			done = fc_chunk_write_delta(run, job, c, base_tab, &deltas, &chunks[c]);
+		if (done < 0)
+		{
+			chunks[c].first_delta = (uint32) (deltas.len / sizeof(fc_ckpt_delta));
+			done = fc_chunk_write(run, job, c, base_tab, &chunks[c]) ? 1 : 0;
+		}
+		alive = (done > 0);
 		if (!run->paused_chunk)
 		{
 			run->paused_chunk = true;
@@ -591,16 +626,19 @@ fc_table_write(FcCkptRun *run, FcCkptJob *job)
 	{
 		/* dropped after S: leave it out, its files with it */
 		for (uint32 k = 0; k < c; k++)
-		{
-			char	   *path = fc_ckpt_chunk_path(run->seq, &job->tab, k);
+			for (uint32 layer = 0; layer <= FC_CKPT_MAX_DELTAS; layer++)
+			{
+				char	   *path = fc_ckpt_chunk_path(run->seq, &job->tab, k, layer);
 
-			(void) unlink(path);
-			pfree(path);
-		}
+				(void) unlink(path);
+				pfree(path);
+			}
+		pfree(deltas.data);
 		pfree(chunks);
 		return;
 	}
 	job->tab.nchunks = nchunks;
+	job->tab.ndeltas = (uint32) (deltas.len / sizeof(fc_ckpt_delta));
 	job->tab.rows = 0;
 	job->tab.bytes = 0;
 	for (uint32 k = 0; k < nchunks; k++)
@@ -608,8 +646,11 @@ fc_table_write(FcCkptRun *run, FcCkptJob *job)
 		job->tab.rows += chunks[k].rows;
 		job->tab.bytes += chunks[k].bytes;
 	}
+	for (uint32 k = 0; k < job->tab.ndeltas; k++)
+		job->tab.bytes += ((fc_ckpt_delta *) deltas.data)[k].bytes;
 	appendBinaryStringInfo(&run->manifest, (const char *) &job->tab, sizeof(fc_ckpt_table));
 	appendBinaryStringInfo(&run->manifest, (const char *) chunks, sizeof(fc_ckpt_chunk) * nchunks);
+	appendBinaryStringInfo(&run->manifest, deltas.data, deltas.len);
 	run->ntables++;
 	run->nchunks += nchunks;
 	run->rows += job->tab.rows;
@@ -618,6 +659,7 @@ fc_table_write(FcCkptRun *run, FcCkptJob *job)
 	if (fc_job_alive(job))
 		job->tbl->ckpt_bytes = job->tab.bytes;
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+	pfree(deltas.data);
 	pfree(chunks);
 }
 
@@ -717,7 +759,9 @@ fc_stats_success(FcCkptStats *st, void *arg)
 	st->last_bytes_reused = o->run->bytes_reused;
 	st->last_rows = o->run->rows;
 	st->last_dirty_rows = o->run->dirty_rows;
+	st->last_deltas_written = o->run->deltas_written;
 	st->bytes_written += o->run->bytes_written;
+	st->deltas_written += o->run->deltas_written;
 	st->log_segments_removed += o->segments_removed;
 	st->last_error[0] = '\0';
 }
@@ -795,20 +839,10 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s\": %m", dir)));
 
-	if (fc_checkpoint_method == FC_CKPT_COPY)
-	{
-		HASHCTL		info;
-
-		run.copy_next_cxt = AllocSetContextCreate(TopMemoryContext,
-												  "pg_fastckpt checkpoint copy",
-												  ALLOCSET_DEFAULT_SIZES);
-		fc_copy_building = run.copy_next_cxt;
-		info.keysize = sizeof(FcCopyKey);
-		info.entrysize = sizeof(FcCopyEntry);
-		info.hcxt = run.copy_next_cxt;
-		run.copy_next = hash_create("pg_fastckpt checkpoint copy", 256, &info,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
+	/* a failed attempt's memos went with it (fc_ckpt_abandon_copy) */
+	run.keep_copy = (fc_checkpoint_method == FC_CKPT_COPY);
+	fc_memo_set_destroy(&fc_memos_building);
+	fc_memo_set_create(&fc_memos_building);
 	run.out = palloc(FC_CKPT_OUT_SIZE);
 	run.fd = -1;
 	initStringInfo(&run.manifest);
@@ -871,12 +905,10 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	fc_ckpt_write_control(&ctl);
 	fc_ckpt_swap_done();
 
-	/* the copy variant's memory now holds this checkpoint */
-	if (fc_copy_cxt != NULL)
-		MemoryContextDelete(fc_copy_cxt);
-	fc_copy_cxt = run.copy_next_cxt;
-	fc_copy_chunks = run.copy_next;
-	fc_copy_building = NULL;
+	/* the memos (and the copy variant's bytes) now describe this checkpoint */
+	fc_memo_set_destroy(&fc_memos_installed);
+	fc_memos_installed = fc_memos_building;
+	memset(&fc_memos_building, 0, sizeof(fc_memos_building));
 
 	fc_ckpt_pause_point(FC_PAUSE_TRUNCATE);
 	fc_ckpt_remove_unnamed(&ctl);
@@ -889,11 +921,12 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	in_progress = false;
 	fc_ckpt_stats_update(fc_stats_in_progress, &in_progress);
 	ereport(shutting_down ? LOG : DEBUG1,
-			(errmsg("pg_fastckpt: checkpoint %llu at CSN %llu written in %.3f s: %llu tables, %llu rows, %llu bytes written, %llu reused, %llu log segments removed",
+			(errmsg("pg_fastckpt: checkpoint %llu at CSN %llu written in %.3f s: %llu tables, %llu rows, %llu bytes written (%llu chunk deltas), %llu reused, %llu log segments removed",
 					(unsigned long long) run.seq, (unsigned long long) run.csn,
 					(double) (outcome.finished_at - outcome.started_at) / 1000000.0,
 					(unsigned long long) run.ntables, (unsigned long long) run.rows,
 					(unsigned long long) run.bytes_written,
+					(unsigned long long) run.deltas_written,
 					(unsigned long long) run.bytes_reused,
 					(unsigned long long) outcome.segments_removed)));
 	if (run.base != NULL)
@@ -906,13 +939,12 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 }
 
 /*
- * After a failed attempt: drop the copy being built.  The last installed
- * checkpoint's copy stays: it is still the base of the next attempt.
+ * After a failed attempt: drop the memos being built.  The installed
+ * checkpoint's stay (less the copy bytes moved to the failed attempt's):
+ * it is still the base of the next attempt.
  */
 void
 fc_ckpt_abandon_copy(void)
 {
-	if (fc_copy_building != NULL)
-		MemoryContextDelete(fc_copy_building);
-	fc_copy_building = NULL;
+	fc_memo_set_destroy(&fc_memos_building);
 }

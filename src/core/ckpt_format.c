@@ -13,7 +13,7 @@
 #include "crc32c.h"
 
 void
-fc_ckpt_block_begin(char *buf, uint32_t chunkno, uint32_t blockno)
+fc_ckpt_block_begin(char *buf, uint32_t chunkno, uint32_t layer, uint32_t blockno)
 {
 	fc_ckpt_block *b = (fc_ckpt_block *) buf;
 
@@ -21,10 +21,14 @@ fc_ckpt_block_begin(char *buf, uint32_t chunkno, uint32_t blockno)
 	b->magic = FC_CKPT_BLOCK_MAGIC;
 	b->size = FC_CKPT_BLOCK_HEADER;
 	b->chunkno = chunkno;
+	b->layer = layer;
 	b->blockno = blockno;
 }
 
-/* Append a row; 0 if the block is full (seal it and start another). */
+/*
+ * Append a row (len FC_CKPT_TOMBSTONE: the slot's row was deleted, image
+ * unused); 0 if the block is full (seal it and start another).
+ */
 int
 fc_ckpt_block_add(char *buf, uint32_t slot, const void *image, uint32_t len)
 {
@@ -37,8 +41,11 @@ fc_ckpt_block_add(char *buf, uint32_t slot, const void *image, uint32_t len)
 	row = (fc_ckpt_row *) (buf + b->size);
 	row->slot = slot;
 	row->len = len;
-	memcpy(buf + b->size + sizeof(fc_ckpt_row), image, len);
-	memset(buf + b->size + sizeof(fc_ckpt_row) + len, 0, FC_CKPT_ALIGNED(len) - len);
+	if (len != FC_CKPT_TOMBSTONE)
+	{
+		memcpy(buf + b->size + sizeof(fc_ckpt_row), image, len);
+		memset(buf + b->size + sizeof(fc_ckpt_row) + len, 0, FC_CKPT_ALIGNED(len) - len);
+	}
 	b->size += need;
 	b->nrows++;
 	return 1;
@@ -61,7 +68,7 @@ fc_ckpt_block_seal(char *buf)
  */
 const char *
 fc_ckpt_block_check(const char *buf, size_t avail, uint32_t chunkno,
-					uint32_t blockno)
+					uint32_t layer, uint32_t blockno)
 {
 	const fc_ckpt_block *b = (const fc_ckpt_block *) buf;
 	fc_ckpt_row_iter it;
@@ -81,14 +88,16 @@ fc_ckpt_block_check(const char *buf, size_t avail, uint32_t chunkno,
 		return "file ends inside a block";
 	if (b->crc != fc_crc32c(buf + 8, b->size - 8))
 		return "block CRC mismatch";
-	if (b->chunkno != chunkno || b->blockno != blockno)
-		return "block belongs to another chunk or position";
+	if (b->chunkno != chunkno || b->layer != layer || b->blockno != blockno)
+		return "block belongs to another chunk, layer or position";
 
 	fc_ckpt_rows_begin(&it, buf);
 	while (fc_ckpt_rows_next(&it, &row, &image))
 	{
 		if ((int64_t) row->slot <= last || row->slot >= FC_CKPT_CHUNK_SLOTS)
 			return "rows out of slot order";
+		if (row->len == FC_CKPT_TOMBSTONE && layer == 0)
+			return "a deleted row in a whole chunk";
 		last = (int32_t) row->slot;
 		n++;
 	}
@@ -116,7 +125,7 @@ fc_ckpt_rows_next(fc_ckpt_row_iter *it, const fc_ckpt_row **row,
 	if (it->left == 0 || it->end - it->pos < (ptrdiff_t) sizeof(fc_ckpt_row))
 		return 0;
 	r = (const fc_ckpt_row *) it->pos;
-	if (r->len > FC_CKPT_BLOCK_SIZE ||
+	if ((r->len > FC_CKPT_BLOCK_SIZE && r->len != FC_CKPT_TOMBSTONE) ||
 		it->end - it->pos < (ptrdiff_t) FC_CKPT_ROW_SIZE(r->len))
 		return 0;
 	*row = r;
@@ -157,13 +166,23 @@ fc_ckpt_manifest_check(const char *buf, size_t len)
 	for (uint32_t t = 0; t < m->ntables; t++)
 	{
 		const fc_ckpt_table *tab = (const fc_ckpt_table *) (buf + pos);
+		const fc_ckpt_chunk *chunks;
 
 		if (len - pos < sizeof(fc_ckpt_table))
 			return "manifest table list truncated";
 		pos += sizeof(fc_ckpt_table);
 		if ((len - pos) / sizeof(fc_ckpt_chunk) < tab->nchunks)
 			return "manifest chunk list truncated";
+		chunks = (const fc_ckpt_chunk *) (buf + pos);
 		pos += (size_t) tab->nchunks * sizeof(fc_ckpt_chunk);
+		if ((len - pos) / sizeof(fc_ckpt_delta) < tab->ndeltas)
+			return "manifest delta list truncated";
+		pos += (size_t) tab->ndeltas * sizeof(fc_ckpt_delta);
+		for (uint32_t c = 0; c < tab->nchunks; c++)
+			if (chunks[c].ndeltas > FC_CKPT_MAX_DELTAS ||
+				chunks[c].first_delta > tab->ndeltas ||
+				tab->ndeltas - chunks[c].first_delta < chunks[c].ndeltas)
+				return "manifest chunk names deltas it does not have";
 		nchunks += tab->nchunks;
 	}
 	if (pos != len || nchunks != m->nchunks)

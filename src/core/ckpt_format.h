@@ -8,6 +8,10 @@
  * FC_CKPT_CHUNK_SLOTS slots (so recovery loads chunks in parallel and the
  * writer can merge a chunk with the same chunk of the previous checkpoint)
  * and a manifest listing the tables, their chunks and the chunks' CRCs.
+ * A chunk is a whole file (layer 0: every row of its slots) followed by up
+ * to FC_CKPT_MAX_DELTAS delta files (layers 1..n: the rows that changed in
+ * one checkpoint, a tombstone for a deleted one), applied in order; a
+ * checkpoint that found a chunk slightly changed writes only a delta.
  * The control file names the installed checkpoint and the one before it.
  *
  * Pure C: no PostgreSQL headers, so fuzzers and benchmarks link the same
@@ -22,10 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FC_CKPT_VERSION			1
+#define FC_CKPT_VERSION			2
 #define FC_CKPT_CHUNK_SLOTS		65536
 #define FC_CKPT_BLOCK_SIZE		(256 * 1024)	/* largest block */
 #define FC_CKPT_ALIGNED(x)		(((x) + 7u) & ~7u)
+#define FC_CKPT_MAX_DELTAS		32	/* delta layers of a chunk at most */
+#define FC_CKPT_TOMBSTONE		0xFFFFFFFFu /* row len: deleted (deltas only) */
 
 #define FC_CKPT_BLOCK_MAGIC		0x4B424346u /* "FCBK" */
 #define FC_CKPT_MANIFEST_MAGIC	0x464D4346u /* "FCMF" */
@@ -40,20 +46,25 @@ typedef struct fc_ckpt_block
 	uint32_t	nrows;
 	uint32_t	chunkno;		/* which chunk of its table */
 	uint32_t	blockno;		/* position in the chunk file */
-	uint64_t	reserved;
+	uint32_t	layer;			/* 0: the whole chunk; k: its k-th delta */
+	uint32_t	reserved;
 } fc_ckpt_block;
 
 /* A row in a block; its image (len bytes, padded to 8) follows. */
 typedef struct fc_ckpt_row
 {
 	uint32_t	slot;			/* slot number within the chunk */
-	uint32_t	len;
+	uint32_t	len;			/* or FC_CKPT_TOMBSTONE, with no image */
 } fc_ckpt_row;
 
 #define FC_CKPT_BLOCK_HEADER	((uint32_t) sizeof(fc_ckpt_block))
-#define FC_CKPT_ROW_SIZE(len)	((uint32_t) (sizeof(fc_ckpt_row) + FC_CKPT_ALIGNED(len)))
+#define FC_CKPT_ROW_SIZE(len)	((uint32_t) (sizeof(fc_ckpt_row) + \
+	((len) == FC_CKPT_TOMBSTONE ? 0 : FC_CKPT_ALIGNED(len))))
 
-/* One table in a checkpoint; its chunk entries follow in chunk order. */
+/*
+ * One table in a checkpoint; its chunk entries follow in chunk order, then
+ * its delta entries, each chunk's in layer order.
+ */
 typedef struct fc_ckpt_table
 {
 	uint32_t	dbid;
@@ -62,19 +73,32 @@ typedef struct fc_ckpt_table
 	uint32_t	relid;
 	uint32_t	image_capacity;
 	uint32_t	nchunks;
+	uint32_t	ndeltas;
+	uint32_t	reserved;
 	uint64_t	create_csn;		/* commit that created the storage */
 	uint64_t	nslots;			/* slots the table had */
 	uint64_t	rows;
-	uint64_t	bytes;			/* chunk file bytes */
+	uint64_t	bytes;			/* bytes of all its files */
 } fc_ckpt_table;
 
 typedef struct fc_ckpt_chunk
 {
 	uint32_t	chunkno;
-	uint32_t	crc;			/* CRC-32C over the CRCs of its blocks */
-	uint64_t	bytes;
-	uint64_t	rows;
+	uint32_t	crc;			/* whole file: CRC-32C over its blocks' CRCs */
+	uint64_t	bytes;			/* whole file's size */
+	uint64_t	base_rows;		/* rows in the whole file */
+	uint64_t	rows;			/* live rows once its deltas are applied */
+	uint32_t	ndeltas;
+	uint32_t	first_delta;	/* its deltas in the table's delta list */
 } fc_ckpt_chunk;
+
+/* A delta file of a chunk. */
+typedef struct fc_ckpt_delta
+{
+	uint32_t	crc;			/* CRC-32C over its blocks' CRCs */
+	uint32_t	records;		/* row images and tombstones */
+	uint64_t	bytes;
+} fc_ckpt_delta;
 
 /* The manifest file: this header, then each table followed by its chunks. */
 typedef struct fc_ckpt_manifest
@@ -117,12 +141,14 @@ typedef struct fc_ckpt_control
 } fc_ckpt_control;
 
 /* blocks */
-extern void fc_ckpt_block_begin(char *buf, uint32_t chunkno, uint32_t blockno);
+extern void fc_ckpt_block_begin(char *buf, uint32_t chunkno, uint32_t layer,
+								uint32_t blockno);
 extern int	fc_ckpt_block_add(char *buf, uint32_t slot, const void *image,
 							  uint32_t len);
 extern uint32_t fc_ckpt_block_seal(char *buf);
 extern const char *fc_ckpt_block_check(const char *buf, size_t avail,
-									   uint32_t chunkno, uint32_t blockno);
+									   uint32_t chunkno, uint32_t layer,
+									   uint32_t blockno);
 
 /* Rows of a validated block, in order. */
 typedef struct fc_ckpt_row_iter

@@ -201,8 +201,8 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcRecoveryStats stats;
-	Datum		values[26];
-	bool		nulls[26] = {0};
+	Datum		values[27];
+	bool		nulls[27] = {0};
 
 	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_recovery");
 	fc_recovery_stats_get(&stats);
@@ -232,11 +232,12 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 	values[19] = Int32GetDatum(stats.load_workers);
 	values[20] = Int64GetDatum(stats.load_bytes);
 	values[21] = Int64GetDatum(stats.load_rows);
-	values[22] = Float8GetDatum(stats.load_seconds);
-	values[23] = Int64GetDatum(stats.calls_replayed);
-	values[24] = Float8GetDatum(stats.call_replay_seconds);
-	values[25] = CStringGetTextDatum(stats.error);
-	nulls[25] = (stats.error[0] == '\0');
+	values[22] = Int64GetDatum(stats.load_deltas);
+	values[23] = Float8GetDatum(stats.load_seconds);
+	values[24] = Int64GetDatum(stats.calls_replayed);
+	values[25] = Float8GetDatum(stats.call_replay_seconds);
+	values[26] = CStringGetTextDatum(stats.error);
+	nulls[26] = (stats.error[0] == '\0');
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -282,8 +283,8 @@ fastckpt_stat_checkpointer_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcCkptStats st;
-	Datum		values[27];
-	bool		nulls[27] = {0};
+	Datum		values[29];
+	bool		nulls[29] = {0};
 	Datum		hits[FC_PAUSE_POINTS - 1];
 	uint64		insert_lsn = fc_log_insert_lsn();
 
@@ -308,19 +309,21 @@ fastckpt_stat_checkpointer_internal(PG_FUNCTION_ARGS)
 	values[14] = Int64GetDatum((int64) st.last_bytes_reused);
 	values[15] = Int64GetDatum((int64) st.last_rows);
 	values[16] = Int64GetDatum((int64) st.last_dirty_rows);
-	values[17] = Int64GetDatum((int64) st.bytes_written);
-	values[18] = Int64GetDatum((int64) st.log_segments_removed);
-	values[19] = Int64GetDatum((int64) (insert_lsn - Min(insert_lsn, st.last_start_lsn)));
-	values[20] = CStringGetTextDatum(fc_checkpoint_policy == FC_POLICY_ADAPTIVE ? "adaptive" : "fixed");
-	values[21] = CStringGetTextDatum(fc_checkpoint_method == FC_CKPT_COPY ? "copy" : "merge");
-	values[22] = Int64GetDatum((int64) st.threshold_bytes);
-	values[23] = Float8GetDatum(st.load);
-	values[24] = Float8GetDatum(st.commit_rate);
-	values[25] = CStringGetTextDatum(st.last_error);
-	nulls[25] = (st.last_error[0] == '\0');
+	values[17] = Int64GetDatum((int64) st.last_deltas_written);
+	values[18] = Int64GetDatum((int64) st.bytes_written);
+	values[19] = Int64GetDatum((int64) st.deltas_written);
+	values[20] = Int64GetDatum((int64) st.log_segments_removed);
+	values[21] = Int64GetDatum((int64) (insert_lsn - Min(insert_lsn, st.last_start_lsn)));
+	values[22] = CStringGetTextDatum(fc_checkpoint_policy == FC_POLICY_ADAPTIVE ? "adaptive" : "fixed");
+	values[23] = CStringGetTextDatum(fc_checkpoint_method == FC_CKPT_COPY ? "copy" : "merge");
+	values[24] = Int64GetDatum((int64) st.threshold_bytes);
+	values[25] = Float8GetDatum(st.load);
+	values[26] = Float8GetDatum(st.commit_rate);
+	values[27] = CStringGetTextDatum(st.last_error);
+	nulls[27] = (st.last_error[0] == '\0');
 	for (int i = 1; i < FC_PAUSE_POINTS; i++)
 		hits[i - 1] = Int64GetDatum((int64) st.pause_hits[i]);
-	values[26] = PointerGetDatum(construct_array(hits, FC_PAUSE_POINTS - 1, INT8OID, 8,
+	values[28] = PointerGetDatum(construct_array(hits, FC_PAUSE_POINTS - 1, INT8OID, 8,
 												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

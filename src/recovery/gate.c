@@ -275,7 +275,7 @@ fc_recovery_stats_finish(double index_rebuild_seconds, double total_seconds)
 
 void
 fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback, int workers,
-						   int64 bytes, int64 rows, double seconds)
+						   int64 bytes, int64 rows, int64 deltas, double seconds)
 {
 	SpinLockAcquire(&fc_gate->stats_lock);
 	fc_gate->stats.checkpoint_seq = seq;
@@ -284,6 +284,7 @@ fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback, int workers,
 	fc_gate->stats.load_workers = workers;
 	fc_gate->stats.load_bytes = bytes;
 	fc_gate->stats.load_rows = rows;
+	fc_gate->stats.load_deltas = deltas;
 	fc_gate->stats.load_seconds = seconds;
 	SpinLockRelease(&fc_gate->stats_lock);
 }

@@ -36,6 +36,7 @@ typedef struct FcRecoveryStats
 	int			load_workers;
 	int64		load_bytes;
 	int64		load_rows;
+	int64		load_deltas;	/* delta files applied */
 	double		load_seconds;
 	/* calls replayed in commit order */
 	int64		calls_replayed;
@@ -58,7 +59,7 @@ extern void fc_recovery_stats_finish(double index_rebuild_seconds,
 									 double total_seconds);
 extern void fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback,
 									   int workers, int64 bytes, int64 rows,
-									   double seconds);
+									   int64 deltas, double seconds);
 extern void fc_recovery_stats_add_calls(int64 calls, double seconds);
 extern void fc_gate_fail(const char *reason);
 extern bool fc_gate_failed(char *reason, size_t len);

@@ -343,7 +343,7 @@ fc_recovery_leader_main(Datum arg)
 		}
 		fc_recovery_stats_set_load((int64) load.seq, (int64) load.csn, load.fell_back,
 								   load.workers, (int64) load.bytes, (int64) load.rows,
-								   load.seconds);
+								   (int64) load.deltas, load.seconds);
 		if (load.found)
 			ereport(LOG,
 					(errmsg("pg_fastckpt: checkpoint %llu loaded in %.3f s by %d workers: %llu bytes, %llu rows",

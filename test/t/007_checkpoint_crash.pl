@@ -81,14 +81,14 @@ sub checkpointer_stats
 # What the last startup recovery did; seq 0 when it loaded no checkpoint.
 sub recovery_stats
 {
-	my ($seq, $fallback, $error, $bytes, $workers, $seconds) = split /\|/,
+	my ($seq, $fallback, $error, $bytes, $workers, $seconds, $deltas) = split /\|/,
 	  $node->safe_psql('postgres', q{
 		SELECT coalesce(checkpoint_seq, 0), checkpoint_fallback, coalesce(error, ''),
 		       coalesce(load_bytes, 0), coalesce(load_workers, 0),
-		       round(coalesce(load_seconds, 0)::numeric, 3)
+		       round(coalesce(load_seconds, 0)::numeric, 3), coalesce(load_deltas, 0)
 		  FROM fastckpt_stat_recovery});
 	return { seq => $seq, fallback => $fallback, error => $error, bytes => $bytes,
-		workers => $workers, seconds => $seconds };
+		workers => $workers, seconds => $seconds, deltas => $deltas };
 }
 
 # The pause settings are PGC_SIGHUP: ALTER SYSTEM and a reload, which also
@@ -121,7 +121,7 @@ sub dir_entries
 }
 
 my (%scheduled, %landed, %hits_seen);
-my ($cycles_loaded, $cycles_counted, $ckpt_before_kill) = (0, 0, 0);
+my ($cycles_loaded, $cycles_counted, $ckpt_before_kill, $cycles_deltas) = (0, 0, 0, 0);
 for my $cycle (1 .. $cycles)
 {
 	my $name = "cycle $cycle";
@@ -199,11 +199,12 @@ for my $cycle (1 .. $cycles)
 		$cycles_counted++;
 		$cycles_loaded++ if $rec->{seq} > 0;
 	}
+	$cycles_deltas++ if $rec->{deltas} > 0;
 
 	$what .= sprintf('; before the kill %d checkpoints (last %d), hits %s; recovered checkpoint %s '
-		  . '(%.1f MB, %d workers, %.3f s)',
+		  . '(%.1f MB, %d deltas, %d workers, %.3f s)',
 		$st->{checkpoints}, $st->{last_seq}, join(',', map { $st->{hits}{$_} } @points),
-		$rec->{seq} || 'none', $rec->{bytes} / 1e6, $rec->{workers}, $rec->{seconds});
+		$rec->{seq} || 'none', $rec->{bytes} / 1e6, $rec->{deltas}, $rec->{workers}, $rec->{seconds});
 	last unless $loop->verify($what, $how);
 }
 
@@ -221,6 +222,11 @@ for my $p (@points)
 	}
 }
 ok($ckpt_before_kill > 0, "checkpoints completed before some kills ($ckpt_before_kill)");
+# the chunks' delta files carry over restarts (the writer reads which
+# slots hold rows back from the files): recoveries apply deltas too
+ok($cycles_deltas * 4 >= $cycles_counted,
+	"recovery applied chunk deltas in at least a quarter of the cycles after the second "
+	  . "($cycles_deltas of $cycles_counted)");
 ok($cycles_loaded * 2 >= $cycles_counted,
 	"recovery loaded a checkpoint in at least half the cycles after the second "
 	  . "($cycles_loaded of $cycles_counted)");

@@ -80,7 +80,7 @@ sub ckpt_stat
 	return view_row($node, 'fastckpt_stat_checkpointer',
 		qw(checkpoints checkpoints_timed checkpoints_size checkpoints_requested checkpoints_shutdown
 		  failures last_seq last_seconds last_rows last_dirty_rows last_bytes_written
-		  last_bytes_reused log_segments_removed log_bytes_since_checkpoint
+		  last_bytes_reused last_deltas_written deltas_written log_segments_removed log_bytes_since_checkpoint
 		  policy method threshold_bytes load
 		  commit_rate last_error));
 }
@@ -89,7 +89,7 @@ sub recovery_stat
 {
 	my ($node) = @_;
 	return view_row($node, 'fastckpt_stat_recovery',
-		qw(tables_open checkpoint_seq checkpoint_fallback load_workers load_rows
+		qw(tables_open checkpoint_seq checkpoint_fallback load_workers load_rows load_deltas
 		  load_bytes log_bytes rows_applied replay_workers databases workers
 		  indexes error));
 }
@@ -110,14 +110,15 @@ sub read_control
 	return map { unpack('Q', substr($raw, 16 + 40 * $_, 8)) } 0 .. $nrefs - 1;
 }
 
-# Chunk files of one checkpoint: name => [size, links, inode].
+# Chunk files of one checkpoint, whole files and deltas ("<chunk>.d<k>"):
+# name => [size, links, inode].
 sub chunk_files
 {
 	my ($node, $seq) = @_;
 	my $dir = seq_dir($node, $seq);
 	opendir(my $dh, $dir) or die "could not open $dir: $!";
 	my %files;
-	for my $f (grep { /^\d+_\d+_\d+_\d+\z/ } readdir($dh))
+	for my $f (grep { /^\d+_\d+_\d+_\d+(\.d\d+)?\z/ } readdir($dh))
 	{
 		my @st = stat("$dir/$f");
 		$files{$f} = [ $st[7], $st[3], $st[1] ];
@@ -126,10 +127,11 @@ sub chunk_files
 	return \%files;
 }
 
-# The chunk files of table $rel (dboid_spcoid_relfilenode_chunkno), by chunk.
+# The whole chunk files of table $rel (dboid_spcoid_relfilenode_chunkno),
+# by chunk; with $all, every file of the table (deltas too), by name.
 sub table_chunks
 {
-	my ($node, $seq, $rel) = @_;
+	my ($node, $seq, $rel, $all) = @_;
 	my ($db, $node_) = split /\|/, $node->safe_psql('postgres',
 		qq{SELECT (SELECT oid FROM pg_database WHERE datname = 'postgres'),
 				  pg_relation_filenode('$rel')});
@@ -137,7 +139,14 @@ sub table_chunks
 	my %by_chunk;
 	for my $f (keys %$files)
 	{
-		$by_chunk{$1} = $f if $f =~ /^${db}_\d+_${node_}_(\d+)\z/;
+		if ($all)
+		{
+			$by_chunk{$f} = $f if $f =~ /^${db}_\d+_${node_}_\d+(\.d\d+)?\z/;
+		}
+		else
+		{
+			$by_chunk{$1} = $f if $f =~ /^${db}_\d+_${node_}_(\d+)\z/;
+		}
 	}
 	return \%by_chunk;
 }
@@ -320,17 +329,18 @@ BEGIN; DELETE FROM big WHERE id < 1000; ROLLBACK;
 		is($st->{last_rows}, $rows_at_seq3, 'the checkpoint holds every live row');
 		my $old = chunk_files($node, $seq2);
 		my $new = chunk_files($node, $seq3);
-		my $big3 = table_chunks($node, $seq3, 'big');
-		my $small3 = table_chunks($node, $seq3, 'small');
-		ok( (grep { $new->{ $big3->{$_} }[2] == ($old->{ $big3->{$_} }[2] // -1) } 0, 1) == 2,
-			'both unchanged chunks of the big table are hard links to the previous checkpoint\'s files');
-		isnt($new->{ $small3->{0} }[2], $old->{ $small3->{0} }[2] // -1,
-			'the changed small table\'s chunk is a new file');
+		my $big3 = table_chunks($node, $seq3, 'big', 1);
+		my $small3 = table_chunks($node, $seq3, 'small', 1);
+		my %old_inodes = map { $_->[2] => 1 } values %$old;
+		ok(keys %$big3 >= 2 && !grep({ !$old_inodes{ $new->{$_}[2] } } keys %$big3),
+			'every file of the unchanged big table is a hard link to the previous checkpoint\'s');
+		is(scalar(grep { !$old_inodes{ $new->{$_}[2] } } keys %$small3), 1,
+			'the changed small table\'s chunk has one new file (written whole, or a delta)');
 		my $big_bytes = 0;
-		$big_bytes += $new->{$_}[0] for values %$big3;
+		$big_bytes += $new->{$_}[0] for keys %$big3;
 		is($node->safe_psql('postgres',
 				q{SELECT last_checkpoint_bytes FROM fastckpt_stat_tables WHERE relation = 'big'::regclass}),
-			$big_bytes, 'fastckpt_stat_tables.last_checkpoint_bytes is the size of the table\'s chunk files');
+			$big_bytes, 'fastckpt_stat_tables.last_checkpoint_bytes is the size of the table\'s files');
 
 		# batch 4, only in the log: a table created after the checkpoint,
 		# and more changes of every kind
@@ -970,6 +980,131 @@ subtest 'an image taken four phases ago is not taken again' => sub {
 	}
 	$st->stop;
 };
+
+# A chunk with few changes gets a delta file (its rows that changed, a
+# tombstone for each deleted row) on top of its linked files; recovery
+# applies them in order; a chunk whose deltas grew past
+# checkpoint_delta_ratio of its whole file is written whole again, as is a
+# changed chunk after a restart (the writer no longer knows which of its
+# slots hold rows); ratio 0 writes every changed chunk whole; a damaged
+# delta makes recovery fall back to the older checkpoint.
+for my $method (qw(merge copy))
+{
+	subtest "checkpoint deltas ($method)" => sub {
+		my $d = fastckpt_node("deltas_$method", $quiet_conf . qq{
+pg_fastckpt.checkpoint_method = '$method'
+pg_fastckpt.checkpoint_delta_ratio = 0.5
+});
+		$d->safe_psql('postgres', q{
+CREATE TABLE d (id int PRIMARY KEY, v text, n int) USING fastckpt;
+INSERT INTO d SELECT g, md5(g::text), 0 FROM generate_series(1, 70000) g;
+});
+		# files of chunk 0 of d in checkpoint $seq: whole file, then deltas
+		my $files_of = sub {
+			my ($seq) = @_;
+			my $all = table_chunks($d, $seq, 'd', 1);
+			my $files = chunk_files($d, $seq);
+			my ($whole) = grep { /_0\z/ } keys %$all;
+			my @deltas = sort { ($a =~ /\.d(\d+)\z/)[0] <=> ($b =~ /\.d(\d+)\z/)[0] }
+			  grep { /_0\.d\d+\z/ } keys %$all;
+			return { whole => $whole, deltas => \@deltas, files => $files };
+		};
+		my $seq1 = checkpoint($d);
+		my $f1 = $files_of->($seq1);
+		is(scalar @{ $f1->{deltas} }, 0, 'a new table is written whole');
+
+		$d->safe_psql('postgres', q{
+UPDATE d SET n = 1 WHERE id <= 300;
+DELETE FROM d WHERE id BETWEEN 301 AND 350;
+});
+		my $seq2 = checkpoint($d);
+		my $st = ckpt_stat($d);
+		my $f2 = $files_of->($seq2);
+		is(scalar @{ $f2->{deltas} }, 1, 'a few changed rows: one delta for the chunk');
+		is($f2->{files}{ $f2->{whole} }[2], $f1->{files}{ $f1->{whole} }[2],
+			'its whole file is a link to the last checkpoint\'s');
+		ok($st->{last_bytes_written} > 0 && $st->{last_bytes_written} * 20 < $st->{last_bytes_reused},
+			"bytes written ($st->{last_bytes_written}) are a small part of bytes linked ($st->{last_bytes_reused})");
+		is($st->{last_deltas_written}, 1, 'fastckpt_stat_checkpointer counts the delta');
+		is($st->{last_rows}, $d->safe_psql('postgres', 'SELECT count(*) FROM d'),
+			'the checkpoint counts the live rows once its deltas apply');
+
+		$d->safe_psql('postgres', q{
+UPDATE d SET v = 'second' WHERE id BETWEEN 1000 AND 1100;
+DELETE FROM d WHERE id BETWEEN 1 AND 10;
+INSERT INTO d VALUES (100001, 'new', 7);
+});
+		my $seq3 = checkpoint($d);
+		my $f3 = $files_of->($seq3);
+		is(scalar @{ $f3->{deltas} }, 2, 'the next checkpoint adds a second delta');
+		is($f3->{files}{ $f3->{deltas}[0] }[2], $f2->{files}{ $f2->{deltas}[0] }[2],
+			'the first delta is linked, not rewritten');
+		$d->safe_psql('postgres', q{UPDATE d SET n = 5 WHERE id BETWEEN 2000 AND 2010});
+		my $expected = fingerprint($d);
+		my $rows3 = ckpt_stat($d)->{last_rows};
+		crash_and_start($d, 'kill -9 with deltas') or return;
+		is(fingerprint($d), $expected, 'after kill -9: whole file, deltas and log give every row back');
+		my $rec = recovery_stat($d);
+		is($rec->{checkpoint_seq}, $seq3, 'the checkpoint with two deltas was loaded');
+		is($rec->{load_rows}, $rows3, 'with as many live rows as it counted');
+		is($rec->{load_deltas}, scalar(grep { /\.d\d+\z/ } keys %{ $f3->{files} }),
+			'fastckpt_stat_recovery counts the delta files applied');
+		is($d->safe_psql('postgres', 'SELECT count(*) FROM d WHERE id BETWEEN 1 AND 10 OR id BETWEEN 301 AND 350'),
+			'0', 'rows deleted in a delta stay deleted');
+
+		# after the restart the writer learns from the files which slots
+		# hold rows: still a delta
+		$d->safe_psql('postgres', q{UPDATE d SET n = 6 WHERE id BETWEEN 3000 AND 3010; DELETE FROM d WHERE id = 3011});
+		my $seq4 = checkpoint($d);
+		my $f4 = $files_of->($seq4);
+		is(scalar @{ $f4->{deltas} }, 3, 'the first change after a restart adds a third delta');
+		is(ckpt_stat($d)->{last_rows}, $d->safe_psql('postgres', 'SELECT count(*) FROM d'),
+			'with the live rows counted right from the files');
+		# then whole, on demand (ratio 0), so the next steps start afresh
+		set_conf($d, q{pg_fastckpt.checkpoint_delta_ratio = 0});
+		$d->safe_psql('postgres', q{UPDATE d SET n = 7 WHERE id = 3012});
+		my $seq4b = checkpoint($d);
+		my $f4b = $files_of->($seq4b);
+		is(scalar @{ $f4b->{deltas} }, 0, 'checkpoint_delta_ratio = 0: written whole');
+		isnt($f4b->{files}{ $f4b->{whole} }[2], $f4->{files}{ $f4->{whole} }[2], 'as a new file');
+		set_conf($d, q{pg_fastckpt.checkpoint_delta_ratio = 0.5});
+
+		# one delta past the ratio, then the next change writes it whole
+		$d->safe_psql('postgres', q{UPDATE d SET v = v || v WHERE id % 10 < 8 AND id < 65536});
+		my $seq5 = checkpoint($d);
+		my $f5 = $files_of->($seq5);
+		is(scalar @{ $f5->{deltas} }, 1, 'a large change is still a delta');
+		ok($f5->{files}{ $f5->{deltas}[0] }[0] > 0.5 * $f5->{files}{ $f5->{whole} }[0],
+			'larger than half the whole file');
+		$d->safe_psql('postgres', q{UPDATE d SET n = 8 WHERE id = 5000});
+		my $seq6 = checkpoint($d);
+		my $f6 = $files_of->($seq6);
+		is(scalar @{ $f6->{deltas} }, 0, 'past checkpoint_delta_ratio the chunk is written whole again');
+		isnt($f6->{files}{ $f6->{whole} }[2], $f5->{files}{ $f5->{whole} }[2], 'as a new file');
+
+		# a damaged delta of the newest checkpoint: fall back to the older one
+		$d->safe_psql('postgres', q{UPDATE d SET n = 9 WHERE id BETWEEN 4000 AND 4100});
+		my $seq7 = checkpoint($d);
+		my $f7 = $files_of->($seq7);
+		is(scalar @{ $f7->{deltas} }, 1, 'a delta again after the whole write');
+		$d->safe_psql('postgres', q{DELETE FROM d WHERE id BETWEEN 4050 AND 4060});
+		$expected = fingerprint($d);
+		ok(crash_postmaster($d), 'postmaster killed');
+		corrupt_file(seq_dir($d, $seq7) . "/$f7->{deltas}[0]");
+		my $offset = -s $d->logfile;
+		start_and_open($d, 'start with a damaged delta') or return;
+		ok($d->log_contains(
+				qr/WARNING:  pg_fastckpt: checkpoint $seq7 cannot be used: chunk "[^"]*\Q$f7->{deltas}[0]\E"/, $offset),
+			'WARNING names the damaged delta file');
+		$rec = recovery_stat($d);
+		is($rec->{checkpoint_seq}, $seq6, 'the older checkpoint was loaded');
+		is(fingerprint($d), $expected, 'and the longer replay gives every row back');
+
+		ok(!$d->log_contains('TRAP:|terminated by signal 11|PANIC|checkpoint failed'),
+			'no crash, PANIC or checkpoint failure in the log');
+		$d->stop;
+	};
+}
 
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'), 'no crash or PANIC in the log');
 $node->stop;
