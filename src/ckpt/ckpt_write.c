@@ -262,20 +262,59 @@ fc_job_alive(const FcCkptJob *job)
 }
 
 /*
+ * The previous-phase bit of a slot page's mark summary, and whether all of
+ * the page's slots (up to the table's end) lie in [lo, hi): only then may a
+ * walk of [lo, hi) that left every mark of the page clean clear the bit (a
+ * page across two chunks keeps it).
+ */
+static uint8 *
+fc_page_summary(FcCkptRun *run, const FcCkptJob *job, uint64 page, uint64 lo,
+				uint64 hi, bool *marked, bool *whole)
+{
+	uint64		spp = job->tbl->slots_per_page;
+	uint8	   *m = fc_page_marks(job->tbl, page);
+	uint8		bit = (uint8) (1 << fc_pp_previous_image(run->phase));
+
+	*marked = (__atomic_load_n(m, __ATOMIC_RELAXED) & bit) != 0;
+	*whole = page * spp >= lo && Min((page + 1) * spp, job->tab.nslots) <= hi;
+	return m;
+}
+
+static void
+fc_page_summary_clear(FcCkptRun *run, uint8 *m)
+{
+	__atomic_fetch_and(m, (uint8) ~(1 << fc_pp_previous_image(run->phase)), __ATOMIC_RELAXED);
+}
+
+/*
  * Any previous-phase mark in [lo, hi)?  -1 if the table went away.  When
  * there is none, every mark of the range has been visited and settled.
+ * Pages whose summary has no previous-phase bit hold none and are skipped.
  */
 static int
 fc_chunk_has_changes(FcCkptRun *run, const FcCkptJob *job, uint64 lo, uint64 hi)
 {
+	uint64		spp = job->tbl->slots_per_page;
 	int			found = 0;
 
 	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_SHARED);
 	if (!fc_job_alive(job))
 		found = -1;
-	for (uint64 s = lo; found == 0 && s < hi; s++)
-		if (fc_pp_previous_settle(&fc_slot_header(job->tbl, s)->marks, run->phase))
-			found = 1;
+	for (uint64 s = lo; found == 0 && s < hi;)
+	{
+		uint64		page = s / spp;
+		uint64		end = Min((page + 1) * spp, hi);
+		bool		marked;
+		bool		whole;
+		uint8	   *m = fc_page_summary(run, job, page, lo, hi, &marked, &whole);
+
+		for (; marked && found == 0 && s < end; s++)
+			if (fc_pp_previous_settle(&fc_slot_header(job->tbl, s)->marks, run->phase))
+				found = 1;
+		if (marked && found == 0 && whole)
+			fc_page_summary_clear(run, m);
+		s = end;
+	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 	return found;
 }
@@ -293,59 +332,80 @@ fc_chunk_walk(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno, FcLayers *ba
 {
 	uint64		lo = (uint64) chunkno * FC_CKPT_CHUNK_SLOTS;
 	uint64		hi = Min(lo + FC_CKPT_CHUNK_SLOTS, job->tab.nslots);
+	uint64		spp = job->tbl->slots_per_page;
 	FcChunkMemo *memo = run->memo;
 	uint64		s = lo;
 	bool		alive = true;
 
 	while (s < hi && alive)
 	{
-		uint64		group_end = Min(s + FC_CKPT_GROUP_SLOTS, hi);
+		/* a group ends on a page boundary: pages are walked whole */
+		uint64		group_end = Min((s + FC_CKPT_GROUP_SLOTS + spp - 1) / spp * spp, hi);
 
 		LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_SHARED);
 		alive = fc_job_alive(job);
-		for (; alive && s < group_end; s++)
+		while (alive && s < group_end)
 		{
-			char	   *sp = fc_slot_ptr(job->tbl, s);
-			uint32		off = (uint32) (s - lo);
-			const char *image;
-			uint32		len;
-			const char *old_image;
-			uint32		old_len;
-			bool		had;
-			int			state;
+			uint64		page = s / spp;
+			uint64		end = Min((page + 1) * spp, group_end);
+			bool		marked;
+			bool		whole;
+			bool		took = false;
+			uint8	   *m = fc_page_summary(run, job, page, lo, hi, &marked, &whole);
 
-			state = fc_pp_take_previous(&((FcSlotHeader *) sp)->marks, sp,
-										&job->tbl->layout, run->phase, &image, &len);
-			if (state != FC_PP_CLEAN)
-				run->dirty_rows++;
-			if (base != NULL)
+			/* a delta needs nothing from a page without marks */
+			if (!marked && base == NULL)
+				s = end;
+			for (; s < end; s++)
 			{
-				had = fc_layers_get(base, off, &old_image, &old_len);
-				if (state == FC_PP_CLEAN && had)
+				uint32		off = (uint32) (s - lo);
+				const char *image;
+				uint32		len;
+				const char *old_image;
+				uint32		old_len;
+				int			state = FC_PP_CLEAN;
+
+				if (marked)
 				{
-					state = FC_PP_DIRTY;
-					image = old_image;
-					len = old_len;
+					char	   *sp = fc_slot_ptr(job->tbl, s);
+
+					state = fc_pp_take_previous(&((FcSlotHeader *) sp)->marks, sp,
+												&job->tbl->layout, run->phase,
+												&image, &len);
+				}
+				if (state != FC_PP_CLEAN)
+				{
+					run->dirty_rows++;
+					took = true;
+				}
+				if (base != NULL)
+				{
+					if (fc_layers_get(base, off, &old_image, &old_len) &&
+						state == FC_PP_CLEAN)
+					{
+						state = FC_PP_DIRTY;
+						image = old_image;
+						len = old_len;
+					}
+				}
+				else if (state == FC_PP_TOMBSTONE && fc_memo_has(memo->present, off))
+					fc_chunk_emit(run, off, NULL, FC_CKPT_TOMBSTONE);
+				if (state == FC_PP_DIRTY)
+					fc_chunk_emit(run, off, image, len);
+				if (state == FC_PP_DIRTY && !fc_memo_has(memo->present, off))
+				{
+					fc_memo_mark(memo->present, off, true);
+					memo->live++;
+				}
+				else if (state == FC_PP_TOMBSTONE && fc_memo_has(memo->present, off))
+				{
+					fc_memo_mark(memo->present, off, false);
+					memo->live--;
 				}
 			}
-			else
-			{
-				had = fc_memo_has(memo->present, off);
-				if (state == FC_PP_TOMBSTONE && had)
-					fc_chunk_emit(run, off, NULL, FC_CKPT_TOMBSTONE);
-			}
-			if (state == FC_PP_DIRTY)
-				fc_chunk_emit(run, off, image, len);
-			if (state == FC_PP_DIRTY && !fc_memo_has(memo->present, off))
-			{
-				fc_memo_mark(memo->present, off, true);
-				memo->live++;
-			}
-			else if (state == FC_PP_TOMBSTONE && fc_memo_has(memo->present, off))
-			{
-				fc_memo_mark(memo->present, off, false);
-				memo->live--;
-			}
+			/* every mark of the page is clean now: skip it until an install */
+			if (marked && !took && whole)
+				fc_page_summary_clear(run, m);
 		}
 		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 		CHECK_FOR_INTERRUPTS();

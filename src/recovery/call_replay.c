@@ -334,6 +334,7 @@ fc_serial_apply_row(FcSerialState *st, const fc_log_header *rec,
 		}
 		hdr->link = 0;
 		fc_pp_install_tombstone(&hdr->marks, st->phase);
+		fc_slot_note_install(tbl, row->slotno, st->phase);
 		st->shared->result.rows++;
 		return;
 	}

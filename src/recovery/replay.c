@@ -183,6 +183,7 @@ fc_replay_put_image(FcTable *tbl, uint64 slotno, const char *image, uint32 len,
 	hdr->link = link;
 	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
 				  fc_pp_live(sp, &tbl->layout), len);
+	fc_slot_note_install(tbl, slotno, phase);
 }
 
 static void
@@ -213,6 +214,7 @@ fc_replay_row(FcRowPass *pass, const fc_log_header *rec,
 		hdr->flags = 0;
 		hdr->link = rec->csn;
 		fc_pp_install_tombstone(&hdr->marks, pass->plan->phase);
+		fc_slot_note_install(tbl, row->slotno, pass->plan->phase);
 		pass->counts.rows_applied++;
 		return;
 	}

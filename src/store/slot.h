@@ -161,6 +161,7 @@ typedef struct FcTable
 	uint64		npages;			/* slot pages */
 	uint64		ndir_pages;
 	char	  **dir[FC_DIR_TOP];
+	uint8	   *page_marks[FC_DIR_TOP];	/* per slot page, see fc_page_marks */
 
 	slock_t		undo_lock;		/* protects the undo fields */
 	uint32		undo_record_size;
@@ -188,6 +189,31 @@ static inline FcSlotHeader *
 fc_slot_header(FcTable *tbl, uint64 slotno)
 {
 	return (FcSlotHeader *) fc_slot_ptr(tbl, slotno);
+}
+
+/*
+ * A slot page's summary of its Ping-Pong marks: bit k set when a slot of
+ * the page may have shadow image k marked.  Installs set it (after their
+ * mark, under the install latch or in recovery); the checkpoint writer
+ * clears it once every image-k mark of the page is clean, and skips a
+ * page without it, so a checkpoint's walk costs the pages that changed,
+ * not the table.
+ */
+static inline uint8 *
+fc_page_marks(FcTable *tbl, uint64 page)
+{
+	return &tbl->page_marks[page / FC_DIR_FANOUT][page % FC_DIR_FANOUT];
+}
+
+static inline void
+fc_slot_note_install(FcTable *tbl, uint64 slotno, uint64 phase)
+{
+	uint8	   *m = fc_page_marks(tbl, slotno / tbl->slots_per_page);
+	uint8		bit = (uint8) (1 << fc_pp_current_image(phase));
+
+	/* test first: the byte is shared by the page's slots */
+	if ((__atomic_load_n(m, __ATOMIC_RELAXED) & bit) == 0)
+		__atomic_fetch_or(m, bit, __ATOMIC_RELAXED);
 }
 
 static inline uint64

@@ -203,7 +203,9 @@ fc_table_reset(FcTable *tbl)
 		if (tbl->dir[t] != NULL)
 		{
 			fc_arena_free_page((char *) tbl->dir[t], FC_PAGE_DIRECTORY);
+			fc_arena_free_page((char *) tbl->page_marks[t], FC_PAGE_DIRECTORY);
 			tbl->dir[t] = NULL;
+			tbl->page_marks[t] = NULL;
 		}
 	fc_undo_free_table(tbl);
 	tbl->npages = 0;
@@ -331,6 +333,7 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 		uint64		npages;
 		char	   *data;
 		char	   *dir = NULL;
+		char	   *marks = NULL;
 
 		SpinLockAcquire(&tbl->alloc_lock);
 		if (tbl->free_slot_head != 0)
@@ -373,6 +376,17 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 				PG_RE_THROW();
 			}
 			PG_END_TRY();
+			PG_TRY();
+			{
+				marks = fc_arena_alloc_page(FC_PAGE_DIRECTORY, relid);
+			}
+			PG_CATCH();
+			{
+				fc_arena_free_page(data, FC_PAGE_SLOTS);
+				fc_arena_free_page(dir, FC_PAGE_DIRECTORY);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
 		}
 
 		SpinLockAcquire(&tbl->alloc_lock);
@@ -383,8 +397,10 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 			if (tbl->dir[top] == NULL)
 			{
 				tbl->dir[top] = (char **) dir;
-				tbl->ndir_pages++;
+				tbl->page_marks[top] = (uint8 *) marks;
+				tbl->ndir_pages += 2;
 				dir = NULL;
+				marks = NULL;
 			}
 			tbl->dir[top][npages % FC_DIR_FANOUT] = data;
 			data = NULL;
@@ -396,6 +412,8 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 			fc_arena_free_page(data, FC_PAGE_SLOTS);
 		if (dir != NULL)
 			fc_arena_free_page(dir, FC_PAGE_DIRECTORY);
+		if (marks != NULL)
+			fc_arena_free_page(marks, FC_PAGE_DIRECTORY);
 	}
 }
 

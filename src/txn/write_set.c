@@ -95,10 +95,12 @@ fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 		(hdr->flags & FC_XMIN_ABORTED))
 	{
 		fc_pp_install_tombstone(&hdr->marks, phase);
+		fc_slot_note_install(tbl, slotno, phase);
 		return false;
 	}
 	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
 				  fc_pp_live(sp, &tbl->layout), hdr->live_len);
+	fc_slot_note_install(tbl, slotno, phase);
 	return true;
 }
 
