@@ -8,10 +8,10 @@
  * workers (pg_fastckpt.recovery_workers in all, itself included) that
  * claim chunks one at a time and read them (the whole file, then its
  * deltas in order) straight into the slots.  Every block's CRC is
- * checked, and each chunk against the manifest.  If the
- * newest checkpoint turns out damaged, everything loaded is thrown away
- * and the one before it is used (the log is kept from its start); if no
- * checkpoint is usable, recovery stops and the tables stay closed.
+ * checked, and each file and chunk against the manifest.  If the newest
+ * checkpoint turns out damaged, everything loaded is thrown away and the
+ * one before it is used (the log is kept from its start); if no checkpoint
+ * is usable, recovery stops and the tables stay closed.
  *
  *-------------------------------------------------------------------------
  */
