@@ -443,7 +443,7 @@ fc_ckpt_load(FcCkptLoadResult *res, char *error, size_t errlen)
 	found = fc_ckpt_read_control(&ctl, &problem);
 	if (found < 0)
 	{
-		snprintf(error, errlen, "the checkpoint control file is damaged: %s", problem);
+		snprintf(error, errlen, "the checkpoint control file cannot be used: %s", problem);
 		return false;
 	}
 	if (found == 0)

@@ -60,9 +60,20 @@
 #define FC_CKPT_GROUP_SLOTS		4096	/* slots read per directory lock hold */
 #define FC_CKPT_FLUSH_WAIT_MS	10000
 
-/* The memos of the installed checkpoint, and of the one being written. */
+/*
+ * The memos of the installed checkpoint (the one numbered
+ * fc_memos_installed_seq), and of the one being written.
+ */
 static FcMemoSet fc_memos_installed;
+static uint64 fc_memos_installed_seq = 0;
 static FcMemoSet fc_memos_building;
+
+/*
+ * With checkpoint_method = copy, the bytes of the file being written, until
+ * a memo takes them over (or an error drops them: fc_ckpt_abandon_copy).
+ */
+static StringInfoData fc_copy_buf;
+static bool fc_copy_buf_open = false;
 
 /* A table to write, as it was when the walk started. */
 typedef struct FcCkptJob
@@ -105,7 +116,6 @@ typedef struct FcCkptRun
 	uint64		file_bytes;
 	uint64		since_sync;
 	uint64		records;		/* rows and tombstones in the file */
-	StringInfoData copy_buf;	/* the file's bytes, with keep_copy */
 
 	/* the chunk's memo being built: which slots hold a row */
 	FcChunkMemo *memo;
@@ -117,6 +127,24 @@ typedef struct FcCkptRun
 	uint64		dirty_rows;
 	uint64		deltas_written;
 } FcCkptRun;
+
+/* The copy bytes of the file just written become layer `layer' of a memo. */
+static void
+fc_copy_hand_over(FcChunkMemo *memo, uint32 layer)
+{
+	Assert(fc_copy_buf_open);
+	memo->data[layer] = fc_copy_buf.data;
+	memo->len[layer] = fc_copy_buf.len;
+	fc_copy_buf_open = false;
+}
+
+static void
+fc_copy_drop(void)
+{
+	if (fc_copy_buf_open)
+		pfree(fc_copy_buf.data);
+	fc_copy_buf_open = false;
+}
 
 /* ---- writing a chunk file ---- */
 
@@ -146,7 +174,7 @@ fc_chunk_write_out(FcCkptRun *run, uint64 len)
 	/* start write-back now, in small steps, not as a burst at fdatasync */
 	pg_flush_data(run->fd, (off_t) run->file_bytes, (off_t) len);
 	if (run->keep_copy)
-		appendBinaryStringInfoNT(&run->copy_buf, run->out, len);
+		appendBinaryStringInfoNT(&fc_copy_buf, run->out, len);
 	run->file_bytes += len;
 	run->since_sync += len;
 	if (run->since_sync >= FC_CKPT_SYNC_EVERY)
@@ -199,7 +227,9 @@ fc_chunk_file_begin(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
 					uint32 layer)
 {
 	run->path = fc_ckpt_chunk_path(run->seq, &job->tab, chunkno, layer);
-	run->fd = OpenTransientFile(run->path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	/* a leftover name may be a link to an installed checkpoint's file */
+	(void) unlink(run->path);
+	run->fd = OpenTransientFile(run->path, O_WRONLY | O_CREAT | O_EXCL | PG_BINARY);
 	if (run->fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -216,7 +246,8 @@ fc_chunk_file_begin(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
 	{
 		MemoryContext old = MemoryContextSwitchTo(fc_memo_data_context());
 
-		initStringInfo(&run->copy_buf);
+		initStringInfo(&fc_copy_buf);
+		fc_copy_buf_open = true;
 		MemoryContextSwitchTo(old);
 	}
 	fc_ckpt_block_begin(run->out, chunkno, layer, 0);
@@ -243,8 +274,7 @@ fc_chunk_file_end(FcCkptRun *run, bool keep)
 	if (!keep)
 	{
 		(void) unlink(run->path);
-		if (run->keep_copy)
-			pfree(run->copy_buf.data);
+		fc_copy_drop();
 	}
 	else
 		run->bytes_written += run->file_bytes;
@@ -444,10 +474,7 @@ fc_chunk_write(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
 	entry->ndeltas = 0;
 	run->memo->nlayers = 1;
 	if (run->keep_copy)
-	{
-		run->memo->data[0] = run->copy_buf.data;
-		run->memo->len[0] = run->copy_buf.len;
-	}
+		fc_copy_hand_over(run->memo, 0);
 	return true;
 }
 
@@ -523,6 +550,19 @@ fc_chunk_link(FcCkptRun *run, const FcCkptJob *job, const fc_ckpt_table *base_ta
 }
 
 /*
+ * Deltas a chunk may have: rewriting it whole opens all its files at once,
+ * within PostgreSQL's budget of transient files (a third of max_safe_fds),
+ * with room for the file being written and a few more.
+ */
+static uint32
+fc_max_deltas(void)
+{
+	int			budget = max_safe_fds / 3 - 4;
+
+	return (uint32) Max(Min(budget - 1, FC_CKPT_MAX_DELTAS), 0);
+}
+
+/*
  * Should a changed chunk get a delta rather than be written whole?  When
  * its deltas so far stay below checkpoint_delta_ratio of its whole file
  * and it has room for one more.  The chunk's
@@ -540,7 +580,7 @@ fc_chunk_wants_delta(const fc_ckpt_table *base_tab, uint32 chunkno)
 	if (fc_checkpoint_delta_ratio <= 0 || base_tab == NULL || chunkno >= base_tab->nchunks)
 		return false;
 	old = &fc_ckpt_table_chunks(base_tab)[chunkno];
-	if (old->ndeltas >= FC_CKPT_MAX_DELTAS)
+	if (old->ndeltas >= fc_max_deltas())
 		return false;
 	deltas = fc_ckpt_table_deltas(base_tab) + old->first_delta;
 	for (uint32 k = 0; k < old->ndeltas; k++)
@@ -583,10 +623,7 @@ fc_chunk_write_delta(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno,
 	entry->ndeltas++;
 	run->memo->nlayers++;
 	if (run->keep_copy)
-	{
-		run->memo->data[entry->ndeltas] = run->copy_buf.data;
-		run->memo->len[entry->ndeltas] = run->copy_buf.len;
-	}
+		fc_copy_hand_over(run->memo, entry->ndeltas);
 	run->deltas_written++;
 	return 1;
 }
@@ -868,7 +905,7 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the fastckpt checkpoint control file is damaged: %s", problem),
+					 errmsg("the fastckpt checkpoint control file cannot be used: %s", problem),
 					 errdetail("No checkpoint can be installed; the log is kept in full.")));
 	}
 	fc_ckpt_remove_unnamed(have_ctl ? &run.ctl : NULL);
@@ -900,7 +937,15 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 				 errmsg("could not create directory \"%s\": %m", dir)));
 
 	/* a failed attempt's memos went with it (fc_ckpt_abandon_copy) */
+	/*
+	 * The memos describe the checkpoint this process installed last.  If
+	 * the installed one is another (the control file was renamed but the
+	 * attempt failed after it), the files are the truth.
+	 */
+	if (!have_ctl || run.ctl.nrefs == 0 || run.ctl.refs[0].seq != fc_memos_installed_seq)
+		fc_memo_set_destroy(&fc_memos_installed);
 	run.keep_copy = (fc_checkpoint_method == FC_CKPT_COPY);
+	fc_copy_drop();
 	fc_memo_set_destroy(&fc_memos_building);
 	fc_memo_set_create(&fc_memos_building);
 	run.out = palloc(FC_CKPT_OUT_SIZE);
@@ -968,6 +1013,7 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	/* the memos (and the copy variant's bytes) now describe this checkpoint */
 	fc_memo_set_destroy(&fc_memos_installed);
 	fc_memos_installed = fc_memos_building;
+	fc_memos_installed_seq = run.seq;
 	memset(&fc_memos_building, 0, sizeof(fc_memos_building));
 
 	fc_ckpt_pause_point(FC_PAUSE_TRUNCATE);
@@ -1006,5 +1052,6 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 void
 fc_ckpt_abandon_copy(void)
 {
+	fc_copy_drop();
 	fc_memo_set_destroy(&fc_memos_building);
 }

@@ -158,7 +158,7 @@ fc_ckpt_manifest_check(const char *buf, size_t len)
 	if (m->magic != FC_CKPT_MANIFEST_MAGIC)
 		return "bad manifest magic number";
 	if (m->version != FC_CKPT_VERSION)
-		return "unsupported manifest version";
+		return "written in another checkpoint format than this build of pg_fastckpt reads";
 	if (m->total_len != len)
 		return "manifest length mismatch";
 	if (m->crc != fc_crc32c(buf + 8, len - 8))
@@ -206,7 +206,7 @@ fc_ckpt_control_check(const fc_ckpt_control *ctl, size_t len)
 	if (ctl->magic != FC_CKPT_CONTROL_MAGIC)
 		return "bad control file magic number";
 	if (ctl->version != FC_CKPT_VERSION)
-		return "unsupported control file version";
+		return "written in another checkpoint format than this build of pg_fastckpt reads";
 	if (ctl->crc != fc_crc32c((const char *) ctl + 8, sizeof(*ctl) - 8))
 		return "control file CRC mismatch";
 	if (ctl->nrefs > FC_CKPT_KEEP)

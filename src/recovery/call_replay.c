@@ -543,7 +543,6 @@ static bool
 fc_serial_call(FcSerialState *st, const fc_log_header *rec)
 {
 	fc_log_call_view view;
-	MemoryContext outer = CurrentMemoryContext;
 	Oid			save_userid;
 	int			save_sec;
 	bool		ok = true;
@@ -585,7 +584,11 @@ fc_serial_call(FcSerialState *st, const fc_log_header *rec)
 	{
 		ErrorData  *edata;
 
-		MemoryContextSwitchTo(outer);
+		/*
+		 * Not the caller's context: a batch of VALUES records may have left
+		 * that in TopTransactionContext, which the abort below resets.
+		 */
+		MemoryContextSwitchTo(TopMemoryContext);
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();

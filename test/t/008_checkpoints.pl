@@ -610,7 +610,7 @@ INSERT INTO small SELECT g, 't' || g FROM generate_series(11, 20) g;
 	$node->start;
 	ok(!tables_opened($node), 'damaged control file: the tables stay closed');
 	($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM small');
-	like($err, qr/DETAIL:  the checkpoint control file is damaged: control file CRC mismatch/,
+	like($err, qr/DETAIL:  the checkpoint control file cannot be used: control file CRC mismatch/,
 		'with the reason in the error');
 	$node->stop('immediate');
 

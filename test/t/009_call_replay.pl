@@ -237,6 +237,14 @@ GRANT UPDATE ON app.tellers TO clerks;
 REVOKE UPDATE ON app.tellers FROM teller;
 GRANT clerks TO teller;
 });
+# The log after this checkpoint starts with a call that replays (bump needs
+# no tellers privilege), then plain rows of a table the calls write, then a
+# call that cannot: the serial replayer has a batch of those rows open when
+# the call fails, and the failure's message must survive the abort.
+$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint()');
+$node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
+$node->safe_psql('postgres', 'UPDATE app.accounts SET abalance = abalance + 1 WHERE aid <= 3');
+$node->safe_psql('postgres', 'SELECT transfer(1, 1, 5)', extra_params => [ '-U', 'teller' ]);
 run_workload(2, 'calls before a privilege is revoked');
 $node->safe_psql('postgres', 'REVOKE clerks FROM teller');
 ok(crash_postmaster($node, 1), 'kill -9 with calls that need the revoked privilege in the log');
