@@ -8,9 +8,17 @@
  * does.  Pages are handed out from a free list, then from a high-water
  * mark, so untouched memory is never faulted in.
  *
+ * Without huge pages (huge_pages), the region asks for transparent huge
+ * pages, which Linux gives shared memory when
+ * /sys/kernel/mm/transparent_hugepage/shmem_enabled is "advise": filling
+ * the arena at startup then costs one fault per 2 MB instead of one per
+ * 4 kB page, which is most of the time of loading a checkpoint.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <sys/mman.h>
 
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -49,6 +57,25 @@ fc_arena_shmem_size(void)
 	return add_size(size, FC_PAGE_SIZE);
 }
 
+/*
+ * Ask for transparent huge pages over the 2 MB-aligned part of the pages.
+ * Done in the postmaster before any child is forked, so every process
+ * inherits it.  Only a hint: an error (say, the segment is already on
+ * hugetlbfs huge pages) changes nothing.
+ */
+static void
+fc_arena_advise_huge(char *start, Size len)
+{
+#ifdef MADV_HUGEPAGE
+	const Size	huge = 2 * 1024 * 1024;
+	char	   *first = (char *) TYPEALIGN(huge, start);
+	char	   *end = (char *) TYPEALIGN_DOWN(huge, start + len);
+
+	if (end > first && madvise(first, end - first, MADV_HUGEPAGE) != 0)
+		elog(DEBUG1, "pg_fastckpt: madvise(MADV_HUGEPAGE) of the arena failed: %m");
+#endif
+}
+
 void
 fc_arena_shmem_init(void)
 {
@@ -63,6 +90,7 @@ fc_arena_shmem_init(void)
 		fc_arena->npages = fc_arena_npages();
 		fc_arena->base = (char *) TYPEALIGN(FC_PAGE_SIZE,
 											(char *) fc_arena + sizeof(FcArena));
+		fc_arena_advise_huge(fc_arena->base, fc_arena->npages * (Size) FC_PAGE_SIZE);
 	}
 }
 

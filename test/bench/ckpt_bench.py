@@ -14,14 +14,15 @@ Run by ckpt_bench.sh.  Three phases, selectable with --only:
             (checkpoint_timeout=30s, times from log_checkpoints lines).
   recovery  for each scale: pgbench -i into fastckpt, a fixed pgbench load
             with a checkpoint timer, kill -9 of the postmaster and all its
-            children, page cache dropped, start with recovery_workers=1; then
-            again with no new writes (timer off) and recovery_workers=2, same
-            checkpoint and log; the checkpoint's chunk files read cold with
-            one sequential reader (the disk's rate on those very bytes); and
-            PostgreSQL's own crash recovery after the same load on heap.
+            children; then, with no new writes (timer off), for 2 MB huge
+            pages and 4 kB pages (--pages) and recovery_workers=1 and 2:
+            page cache dropped, start, kill -9 again, same checkpoint and
+            log; the checkpoint's chunk files read cold with one sequential
+            reader (the disk's rate on those very bytes); and PostgreSQL's
+            own crash recovery after the same load on heap, per page kind.
 
-Dropping the page cache needs root, so ckpt_bench.sh runs this driver as
-root and every PostgreSQL program runs as the unprivileged user through
+Dropping the page cache and sizing the hugetlb pool need root (the pool is
+put back as it was at the end), so ckpt_bench.sh runs this driver as root and every PostgreSQL program runs as the unprivileged user through
 runuser.  Run as that user directly, it still works but cannot drop the
 cache (the report then says so).
 """
@@ -648,7 +649,7 @@ def write_latency(lat_fc, heap, facts):
 # --------------------------------------------------------------------------
 # phase 3: recovery
 
-def fc_recovery_once(c, workers, cache_dropped):
+def fc_recovery_once(c, workers, pages, cache_dropped):
     """Start after a crash; seconds to open and the recovery's own figures."""
     c.set_conf({"pg_fastckpt.recovery_workers": str(workers)})
     t0 = c.start(wait=False)
@@ -668,7 +669,7 @@ def fc_recovery_once(c, workers, cache_dropped):
     if v is None:
         raise SystemExit(f"fastckpt_stat_recovery never showed the tables open ({out})")
     redo = pg_redo(c.log)
-    r = dict(config=f"fastckpt_{workers}w", workers_asked=workers,
+    r = dict(config=f"fastckpt_{workers}w_{pages}", pages=pages, workers_asked=workers,
              start_to_open_s=float(v[1]) - t0,
              pg_ready_s=t_ready - t0 if t_ready else None,
              load_s=float(v[2]), replay_s=float(v[3]), index_s=float(v[4]),
@@ -678,11 +679,50 @@ def fc_recovery_once(c, workers, cache_dropped):
              pg_redo_s=redo["redo_s"], wal_bytes_replayed=redo["wal_bytes"],
              cache_dropped=cache_dropped)
     r["load_mb_s"] = mb(r["load_bytes"]) / r["load_s"] if r["load_s"] > 0 else None
-    say(f"recovery {workers} worker(s): open after {r['start_to_open_s']:.2f} s "
+    say(f"recovery, {PAGE_LABEL[pages]}, {workers} worker(s): open after {r['start_to_open_s']:.2f} s "
         f"(load {r['load_s']:.2f} s by {r['load_workers']}, replay {r['replay_s']:.2f} s, "
         f"indexes {r['index_s']:.2f} s), {mb(r['load_bytes']):.0f} MB checkpoint {r['checkpoint_seq']}, "
         f"{mb(r['log_bytes']):.1f} MB log")
     return r
+
+
+# Memory pages of the shared segment (and so of fastckpt's arena) in the
+# recovery phase: "huge" is PostgreSQL's huge_pages = on over a hugetlb
+# pool this driver sizes (vm.nr_hugepages), "4k" is huge_pages = off.
+PAGE_LABEL = {"huge": "2 MB huge pages", "4k": "4 kB pages"}
+NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+
+
+def hugepages_now():
+    with open(NR_HUGEPAGES) as f:
+        return int(f.read())
+
+
+def set_hugepages(n):
+    """Size the hugetlb pool; the kernel may give fewer than asked."""
+    with open(NR_HUGEPAGES, "w") as f:
+        f.write(f"{n}\n")
+    return hugepages_now()
+
+
+def use_pages(c, pages):
+    """Configure a stopped (or crashed) cluster's next start for these pages."""
+    if pages == "huge":
+        need = int(run([c.b("postgres"), "-D", c.data, "-C", "shared_memory_size_in_huge_pages"]).strip())
+        got = set_hugepages(need)
+        if got < need:      # free and defragment memory, then ask again
+            drop_caches()
+            with open("/proc/sys/vm/compact_memory", "w") as f:
+                f.write("1\n")
+            got = set_hugepages(need)
+        if got < need:
+            raise SystemExit(f"asked the kernel for {need} huge pages, got {got}: "
+                             "run the recovery phase with --pages 4k, or free memory")
+        c.set_conf({"huge_pages": "on"})
+    else:
+        # hand the pool back first: its pages are of no use to 4 kB mappings
+        set_hugepages(0)
+        c.set_conf({"huge_pages": "off"})
 
 
 def pg_redo(logfile):
@@ -718,77 +758,111 @@ def cold_read(paths):
     return total, secs, dropped
 
 
+def heap_recovery_once(c, pages, scale):
+    """PostgreSQL's own crash recovery of the crashed cluster c."""
+    dropped = drop_caches()
+    t0 = c.start(wait=False)
+    t_ready, _ = c.wait_log(r"database system is ready to accept connections", fail=START_FAIL)
+    redo = pg_redo(c.log)
+    h = dict(scale=scale, config=f"heap_{pages}", pages=pages, start_to_open_s=t_ready - t0,
+             pg_ready_s=t_ready - t0, pg_redo_s=redo["redo_s"],
+             wal_bytes_replayed=redo["wal_bytes"], cache_dropped=dropped)
+    say(f"  heap, {PAGE_LABEL[pages]}: ready after {h['start_to_open_s']:.2f} s, redo "
+        f"{fmt(h['pg_redo_s'])} s over {mb(h['wal_bytes_replayed'] or 0):.0f} MB WAL")
+    c.wait_log(r"pg_fastckpt: startup recovery finished")
+    return h
+
+
 def phase_recovery(facts):
     rows = []
-    for scale in A.scales:
-        mem = A.memory_mb or scale * 150 + 2048
-        say(f"recovery, scale {scale}: memory_limit {mem} MB")
-        c = Cluster("rec", mem, {"pg_fastckpt.checkpoint_method": A.checkpoint_method,
-                                 "pg_fastckpt.checkpoint_timeout": f"{A.recovery_checkpoint_timeout}s",
-                                 "checkpoint_timeout": f"{A.heap_checkpoint_timeout}s"})
-        c.start()
-        c.psql("postgres", "CREATE DATABASE fc")
-        c.psql("fc", "CREATE EXTENSION pg_fastckpt")
-        init_s = c.pgbench_init("fc", scale, True)
-        say(f"  pgbench -i into fastckpt: {init_s:.1f} s")
-        c.checkpoint("fc")
-        c.psql("postgres", "CHECKPOINT")
-        tps, _ = c.pgbench("fc", A.load_seconds)
-        ck = c.psql("fc", "SELECT checkpoints, log_bytes_since_checkpoint FROM fastckpt_stat_checkpointer").split("|")
-        nkids = c.crash()
-        say(f"  fastckpt load: {tps:.0f} tps, {ck[0]} checkpoints so far, "
-            f"{mb(int(ck[1])):.1f} MB log since the last; killed postmaster + {nkids} children")
-        # no new checkpoint from here on: both starts see the same checkpoint and log
-        c.set_conf({"pg_fastckpt.checkpoint_timeout": "0", "pg_fastckpt.max_log_size": "0"})
-        runs = []
+    pool0 = hugepages_now() if IS_ROOT else None
+    try:
+        for scale in A.scales:
+            rows += recovery_scale(scale)
+    finally:
+        if pool0 is not None:
+            set_hugepages(pool0)
+    write_recovery(rows, facts)
+
+
+def recovery_scale(scale):
+    mem = A.memory_mb or scale * 150 + 2048
+    say(f"recovery, scale {scale}: memory_limit {mem} MB, {', '.join(PAGE_LABEL[p] for p in A.pages)}")
+    c = Cluster("rec", mem, {"pg_fastckpt.checkpoint_method": A.checkpoint_method,
+                             "pg_fastckpt.checkpoint_timeout": f"{A.recovery_checkpoint_timeout}s",
+                             "checkpoint_timeout": f"{A.heap_checkpoint_timeout}s"})
+    # the load runs on the first page kind, so its memory is in use before
+    # the timed starts (on a VM, memory the guest has not touched lately
+    # costs the host's faults on top, which no real machine pays)
+    use_pages(c, A.pages[0])
+    c.start()
+    c.psql("postgres", "CREATE DATABASE fc")
+    c.psql("fc", "CREATE EXTENSION pg_fastckpt")
+    init_s = c.pgbench_init("fc", scale, True)
+    say(f"  pgbench -i into fastckpt: {init_s:.1f} s")
+    c.checkpoint("fc")
+    c.psql("postgres", "CHECKPOINT")
+    tps, _ = c.pgbench("fc", A.load_seconds)
+    ck = c.psql("fc", "SELECT checkpoints, log_bytes_since_checkpoint FROM fastckpt_stat_checkpointer").split("|")
+    nkids = c.crash()
+    say(f"  fastckpt load: {tps:.0f} tps, {ck[0]} checkpoints so far, "
+        f"{mb(int(ck[1])):.1f} MB log since the last; killed postmaster + {nkids} children")
+    # no new checkpoint from here on: every start sees the same checkpoint and log
+    c.set_conf({"pg_fastckpt.checkpoint_timeout": "0", "pg_fastckpt.max_log_size": "0"})
+    runs = []
+    for pages in A.pages:
+        use_pages(c, pages)
         for rep in range(A.recovery_repeats):
             for workers in (1, 2):
-                if runs:
-                    c.crash()
                 dropped = drop_caches()
-                r = fc_recovery_once(c, workers, dropped)
+                r = fc_recovery_once(c, workers, pages, dropped)
                 r.update(scale=scale, rep=rep, load_tps=tps, init_s=init_s)
                 runs.append(r)
-        # the disk's rate on the same bytes: the checkpoint's own chunk files, cold
-        seq = runs[-1]["checkpoint_seq"]
-        c.crash()
-        ckdir = os.path.join(c.data, "pg_fastckpt", "ckpt", f"{seq:016X}")
-        files = sorted(p for p in glob.glob(os.path.join(ckdir, "*")) if os.path.isfile(p))
-        nbytes, secs, dropped = cold_read(files)
-        disk = dict(scale=scale, config="disk_cold_read", disk_bytes=nbytes, disk_s=secs,
-                    disk_mb_s=mb(nbytes) / secs if secs > 0 else None, cache_dropped=dropped,
-                    files=len(files))
-        say(f"  cold sequential read of checkpoint {seq}: {mb(nbytes):.0f} MB in {secs:.2f} s "
-            f"= {disk['disk_mb_s']:.0f} MB/s ({len(files)} files)")
+                c.crash()
+    # the disk's rate on the same bytes: the checkpoint's own chunk files, cold
+    seq = runs[-1]["checkpoint_seq"]
+    ckdir = os.path.join(c.data, "pg_fastckpt", "ckpt", f"{seq:016X}")
+    files = sorted(p for p in glob.glob(os.path.join(ckdir, "*")) if os.path.isfile(p))
+    nbytes, secs, dropped = cold_read(files)
+    disk = dict(scale=scale, config="disk_cold_read", disk_bytes=nbytes, disk_s=secs,
+                disk_mb_s=mb(nbytes) / secs if secs > 0 else None, cache_dropped=dropped,
+                files=len(files))
+    say(f"  cold sequential read of checkpoint {seq}: {mb(nbytes):.0f} MB in {secs:.2f} s "
+        f"= {disk['disk_mb_s']:.0f} MB/s ({len(files)} files)")
 
-        # PostgreSQL's own crash recovery after the same load, on heap
-        c.start()
-        c.psql("postgres", "CREATE DATABASE heap")
-        c.psql("heap", "CREATE EXTENSION pg_fastckpt")
-        c.psql("postgres", "DROP DATABASE fc")
-        c.checkpoint("heap")     # nothing big left to load later
-        hinit = c.pgbench_init("heap", scale, False)
-        say(f"  pgbench -i into heap: {hinit:.1f} s")
-        c.psql("postgres", "CHECKPOINT")
-        w0 = c.psql("heap", "SELECT pg_current_wal_lsn()")
-        htps, _ = c.pgbench("heap", A.load_seconds)
-        w1 = c.psql("heap", "SELECT pg_current_wal_lsn()")
-        c.crash()
-        dropped = drop_caches()
-        t0 = c.start(wait=False)
-        t_ready, _ = c.wait_log(r"database system is ready to accept connections", fail=START_FAIL)
-        redo = pg_redo(c.log)
-        h = dict(scale=scale, config="heap", start_to_open_s=t_ready - t0, pg_ready_s=t_ready - t0,
-                 pg_redo_s=redo["redo_s"], wal_bytes_replayed=redo["wal_bytes"],
-                 load_wal_bytes=lsn(w1) - lsn(w0), load_tps=htps, init_s=hinit,
-                 cache_dropped=dropped)
-        say(f"  heap: ready after {h['start_to_open_s']:.2f} s, redo {fmt(h['pg_redo_s'])} s over "
-            f"{mb(h['wal_bytes_replayed'] or 0):.0f} MB WAL")
-        c.wait_log(r"pg_fastckpt: startup recovery finished")
-        c.stop()
-        rows += runs + [disk, h]
-        shutil.rmtree(c.data, ignore_errors=True)
-    write_recovery(rows, facts)
+    # PostgreSQL's own crash recovery after the same load, on heap, from
+    # one copy of the crashed cluster per page kind
+    use_pages(c, A.pages[0])
+    c.start()
+    c.psql("postgres", "CREATE DATABASE heap")
+    c.psql("heap", "CREATE EXTENSION pg_fastckpt")
+    c.psql("postgres", "DROP DATABASE fc")
+    c.checkpoint("heap")     # nothing big left to load later
+    hinit = c.pgbench_init("heap", scale, False)
+    say(f"  pgbench -i into heap: {hinit:.1f} s")
+    c.psql("postgres", "CHECKPOINT")
+    w0 = c.psql("heap", "SELECT pg_current_wal_lsn()")
+    htps, _ = c.pgbench("heap", A.load_seconds)
+    w1 = c.psql("heap", "SELECT pg_current_wal_lsn()")
+    c.crash()
+    crashed = c.data + ".crashed"
+    shutil.rmtree(crashed, ignore_errors=True)
+    if len(A.pages) > 1:
+        run(["cp", "-a", c.data, crashed], user=False)
+    heap = []
+    for i, pages in enumerate(A.pages):
+        if i > 0:
+            c.crash()
+            shutil.rmtree(c.data)
+            run(["cp", "-a", crashed, c.data], user=False)
+        use_pages(c, pages)
+        h = heap_recovery_once(c, pages, scale)
+        h.update(load_wal_bytes=lsn(w1) - lsn(w0), load_tps=htps, init_s=hinit)
+        heap.append(h)
+    c.stop()
+    shutil.rmtree(crashed, ignore_errors=True)
+    shutil.rmtree(c.data, ignore_errors=True)
+    return runs + [disk] + heap
 
 
 def write_recovery(rows, facts):
@@ -810,64 +884,79 @@ def write_recovery(rows, facts):
         f"a forced checkpoint, then pgbench TPC-B -c {A.clients} -j {A.jobs} -T {A.load_seconds} "
         f"with `pg_fastckpt.checkpoint_timeout={A.recovery_checkpoint_timeout}s` "
         f"(checkpoint_method={A.checkpoint_method}); at its end kill -9 of the postmaster and all its "
-        "children, " + ("page cache dropped, " if dropped_all else "**page cache NOT dropped (not root)**, ")
-        + "start with recovery_workers=1; then with the checkpoint timer and size trigger off "
-        "(nothing new written) kill -9, drop the cache and start again with recovery_workers=2: "
-        f"the same checkpoint and log{' (repeated %d times, medians)' % A.recovery_repeats if A.recovery_repeats > 1 else ''}. "
+        "children. Then, with the checkpoint timer and size trigger off (nothing new written), for "
+        "each kind of memory page and for recovery_workers=1 and 2: "
+        + ("page cache dropped, " if dropped_all else "**page cache NOT dropped (not root)**, ")
+        + "start, wait for the tables to open, kill -9: every start loads the same checkpoint and "
+        f"replays the same log{' (repeated %d times, medians)' % A.recovery_repeats if A.recovery_repeats > 1 else ''}. "
+        "Pages: \"2 MB huge pages\" is PostgreSQL's `huge_pages = on` over a hugetlb pool sized "
+        "from `shared_memory_size_in_huge_pages` (vm.nr_hugepages, set by the benchmark); "
+        "\"4 kB pages\" is `huge_pages = off`. The load ran on the first kind. "
         "\"Start to open\": from launching pg_ctl to fastckpt_stat_recovery.finished_at (tables "
         "open); load/replay/index/server total: fastckpt_stat_recovery. Disk: the same checkpoint's "
         "chunk files read cold by one sequential reader (4 MB reads) right after. Heap: the same "
         "scale and load on heap tables in the same cluster (fastckpt database dropped), CHECKPOINT "
         f"right before the load, PostgreSQL checkpoint_timeout={A.heap_checkpoint_timeout}s, "
-        "max_wal_size 8GB, shared_buffers 1GB; kill -9, cache dropped, seconds from launch to "
+        "max_wal_size 8GB, shared_buffers 1GB; kill -9, then for each kind of page a copy of the "
+        "crashed cluster started with the cache dropped: seconds from launch to "
         "\"ready to accept connections\" and the \"redo done ... elapsed\" figure.",
         "",
     ]
-    summary = ["| scale | checkpoint MB | fastckpt 1 worker s | fastckpt 2 workers s | "
-               "2-vs-1 load speedup | load MB/s 1w / 2w | disk MB/s | 2w % of disk | heap recovery s |",
-               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    summary = ["| scale | pages | checkpoint MB | fastckpt 1 worker s | fastckpt 2 workers s | "
+               "2-vs-1 load speedup | load MB/s 1w / 2w | disk MB/s | 2w % of disk | "
+               "heap recovery s | fastckpt 2w / heap |",
+               "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for scale in A.scales:
-        l1, l2 = pick(scale, "fastckpt_1w", "load_s"), pick(scale, "fastckpt_2w", "load_s")
-        r1, r2 = pick(scale, "fastckpt_1w", "load_mb_s"), pick(scale, "fastckpt_2w", "load_mb_s")
         dk = pick(scale, "disk_cold_read", "disk_mb_s")
+        first = f"fastckpt_1w_{A.pages[0]}"
         seqs = {r["checkpoint_seq"] for r in rows if r["scale"] == scale and "checkpoint_seq" in r}
         logs = {r["log_bytes"] for r in rows if r["scale"] == scale and "log_bytes" in r}
-        lines += [f"**Scale {scale}** ({pick(scale, 'fastckpt_1w', 'load_rows'):,.0f} rows loaded; "
-                  f"fastckpt load {pick(scale, 'fastckpt_1w', 'load_tps'):,.0f} tps, heap load "
-                  f"{pick(scale, 'heap', 'load_tps'):,.0f} tps)", "",
-                  "| recovery | start to open s | PostgreSQL ready s | checkpoint load s | log replay s | "
+        lines += [f"**Scale {scale}** ({pick(scale, first, 'load_rows'):,.0f} rows loaded; "
+                  f"fastckpt load {pick(scale, first, 'load_tps'):,.0f} tps, heap load "
+                  f"{pick(scale, 'heap_' + A.pages[0], 'load_tps'):,.0f} tps)", "",
+                  "| recovery | pages | start to open s | PostgreSQL ready s | checkpoint load s | log replay s | "
                   "index rebuild s | server total s | MB read | read MB/s | % of disk | workers used |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for cfg, label in (("fastckpt_1w", "fastckpt, recovery_workers=1"),
-                           ("fastckpt_2w", "fastckpt, recovery_workers=2")):
-            rate = pick(scale, cfg, "load_mb_s")
-            lines.append(
-                f"| {label} | {pick(scale, cfg, 'start_to_open_s'):.2f} | {fmt(pick(scale, cfg, 'pg_ready_s'))} | "
-                f"{pick(scale, cfg, 'load_s'):.2f} | {pick(scale, cfg, 'replay_s'):.2f} | "
-                f"{pick(scale, cfg, 'index_s'):.2f} | {pick(scale, cfg, 'server_total_s'):.2f} | "
-                f"{mb(pick(scale, cfg, 'load_bytes')):.0f} | {fmt(rate, '.0f')} | "
-                f"{fmt(100 * rate / dk if rate and dk else None, '.0f')}% | {pick(scale, cfg, 'load_workers'):.0f} |")
-        lines.append(f"| disk: same chunk files, cold, 1 sequential reader | - | - | "
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for pages in A.pages:
+            for w in (1, 2):
+                cfg = f"fastckpt_{w}w_{pages}"
+                rate = pick(scale, cfg, "load_mb_s")
+                lines.append(
+                    f"| fastckpt, recovery_workers={w} | {PAGE_LABEL[pages]} | "
+                    f"{pick(scale, cfg, 'start_to_open_s'):.2f} | {fmt(pick(scale, cfg, 'pg_ready_s'))} | "
+                    f"{pick(scale, cfg, 'load_s'):.2f} | {pick(scale, cfg, 'replay_s'):.2f} | "
+                    f"{pick(scale, cfg, 'index_s'):.2f} | {pick(scale, cfg, 'server_total_s'):.2f} | "
+                    f"{mb(pick(scale, cfg, 'load_bytes')):.0f} | {fmt(rate, '.0f')} | "
+                    f"{fmt(100 * rate / dk if rate and dk else None, '.0f')}% | {pick(scale, cfg, 'load_workers'):.0f} |")
+        lines.append(f"| disk: same chunk files, cold, 1 sequential reader | - | - | - | "
                      f"{pick(scale, 'disk_cold_read', 'disk_s'):.2f} | - | - | - | "
                      f"{mb(pick(scale, 'disk_cold_read', 'disk_bytes')):.0f} | {fmt(dk, '.0f')} | 100% | - |")
-        hw = pick(scale, "heap", "wal_bytes_replayed")
-        lines.append(f"| PostgreSQL crash recovery, heap | {pick(scale, 'heap', 'start_to_open_s'):.2f} | "
-                     f"{pick(scale, 'heap', 'pg_ready_s'):.2f} | - | {fmt(pick(scale, 'heap', 'pg_redo_s'))} "
-                     f"(redo) | - | - | {fmt(mb(hw) if hw is not None else None, '.0f')} WAL | - | - | - |")
+        for pages in A.pages:
+            cfg = f"heap_{pages}"
+            hw = pick(scale, cfg, "wal_bytes_replayed")
+            lines.append(f"| PostgreSQL crash recovery, heap | {PAGE_LABEL[pages]} | "
+                         f"{pick(scale, cfg, 'start_to_open_s'):.2f} | "
+                         f"{pick(scale, cfg, 'pg_ready_s'):.2f} | - | {fmt(pick(scale, cfg, 'pg_redo_s'))} "
+                         f"(redo) | - | - | {fmt(mb(hw) if hw is not None else None, '.0f')} WAL | - | - | - |")
         lines += ["",
-                  f"fastckpt log replayed: {mb(pick(scale, 'fastckpt_1w', 'log_bytes')):.1f} MB, "
-                  f"{pick(scale, 'fastckpt_1w', 'records_applied'):,.0f} records; "
-                  f"2-vs-1 checkpoint load speedup {l1 / l2 if l2 else float('nan'):.2f}x; "
+                  f"fastckpt log replayed: {mb(pick(scale, first, 'log_bytes')):.1f} MB, "
+                  f"{pick(scale, first, 'records_applied'):,.0f} records; "
                   + ("same checkpoint and log in every start." if len(seqs) == 1 and len(logs) == 1
                      else f"**checkpoint or log differed between starts** (seqs {sorted(seqs)}, "
                           f"log bytes {sorted(logs)}).")
-                  + f" The heap load wrote {mb(pick(scale, 'heap', 'load_wal_bytes')):.0f} MB of WAL.",
+                  + f" The heap load wrote {mb(pick(scale, 'heap_' + A.pages[0], 'load_wal_bytes')):.0f} MB of WAL.",
                   ""]
-        summary.append(
-            f"| {scale} | {mb(pick(scale, 'fastckpt_1w', 'load_bytes')):.0f} | "
-            f"{pick(scale, 'fastckpt_1w', 'start_to_open_s'):.2f} | {pick(scale, 'fastckpt_2w', 'start_to_open_s'):.2f} | "
-            f"{l1 / l2 if l2 else float('nan'):.2f}x | {fmt(r1, '.0f')} / {fmt(r2, '.0f')} | {fmt(dk, '.0f')} | "
-            f"{fmt(100 * r2 / dk if r2 and dk else None, '.0f')}% | {pick(scale, 'heap', 'start_to_open_s'):.2f} |")
+        for pages in A.pages:
+            c1, c2 = f"fastckpt_1w_{pages}", f"fastckpt_2w_{pages}"
+            l1, l2 = pick(scale, c1, "load_s"), pick(scale, c2, "load_s")
+            r1, r2 = pick(scale, c1, "load_mb_s"), pick(scale, c2, "load_mb_s")
+            o2, hp = pick(scale, c2, "start_to_open_s"), pick(scale, f"heap_{pages}", "start_to_open_s")
+            summary.append(
+                f"| {scale} | {PAGE_LABEL[pages]} | {mb(pick(scale, c1, 'load_bytes')):.0f} | "
+                f"{pick(scale, c1, 'start_to_open_s'):.2f} | {o2:.2f} | "
+                f"{l1 / l2 if l2 else float('nan'):.2f}x | {fmt(r1, '.0f')} / {fmt(r2, '.0f')} | {fmt(dk, '.0f')} | "
+                f"{fmt(100 * r2 / dk if r2 and dk else None, '.0f')}% | {hp:.2f} | "
+                f"{fmt(o2 / hp if hp else None)}x |")
     lines += ["**Summary**", ""] + summary + ["", "![recovery time by phase](ckpt_recovery.png)"]
     write_md("ckpt_recovery.md", lines)
     plot_recovery(rows)
@@ -881,19 +970,24 @@ def plot_recovery(rows):
     def pick(scale, config, key):
         return median([r.get(key) for r in rows if r["scale"] == scale and r["config"] == config]) or 0.0
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
-    cfgs = [("fastckpt_1w", "fastckpt 1w"), ("fastckpt_2w", "fastckpt 2w"), ("heap", "heap")]
-    width = 0.26
+    short = {"huge": "huge", "4k": "4k"}
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, 5), gridspec_kw={"width_ratios": [3, 2]})
+    cfgs = []
+    for pages in A.pages:
+        cfgs += [(f"fastckpt_1w_{pages}", f"fc 1w {short[pages]}"),
+                 (f"fastckpt_2w_{pages}", f"fc 2w {short[pages]}"),
+                 (f"heap_{pages}", f"heap {short[pages]}")]
+    width = 0.8 / len(cfgs)
     x = range(len(A.scales))
     parts = [("load_s", "checkpoint load", "tab:blue"), ("replay_s", "log replay", "tab:green"),
              ("index_s", "index rebuild", "tab:purple")]
     labelled = set()
     for j, (cfg, label) in enumerate(cfgs):
         for i, scale in enumerate(A.scales):
-            xpos = i + (j - 1) * width
+            xpos = i + (j - (len(cfgs) - 1) / 2) * width
             total = pick(scale, cfg, "start_to_open_s")
             bottom = 0.0
-            if cfg == "heap":
+            if cfg.startswith("heap"):
                 redo = pick(scale, cfg, "pg_redo_s")
                 segs = [(redo, "PostgreSQL redo", "tab:red"), (total - redo, "other startup", "0.8")]
             else:
@@ -902,22 +996,27 @@ def plot_recovery(rows):
             for h, n, col in segs:
                 h = max(h, 0.0)
                 ax.bar(xpos, h, width, bottom=bottom, color=col, edgecolor="black", lw=0.4,
+                       hatch="//" if cfg.endswith("_4k") else None,
                        label=n if n not in labelled else None)
                 labelled.add(n)
                 bottom += h
             ax.text(xpos, bottom, label, ha="center", va="bottom", fontsize=7, rotation=90)
-    ax.set_ylim(top=ax.get_ylim()[1] * 1.25)    # room for the bar labels
+    ax.set_ylim(top=ax.get_ylim()[1] * 1.3)    # room for the bar labels
     ax.set_xticks(list(x))
     ax.set_xticklabels([f"scale {s}" for s in A.scales])
     ax.set_ylabel("seconds from launch to open / ready")
-    ax.set_title("Restart after kill -9, page cache dropped")
-    ax.legend(fontsize=8)
+    ax.set_title("Restart after kill -9, page cache dropped (hatched: 4 kB pages)")
+    ax.legend(fontsize=8, loc="upper left")
     ax.grid(axis="y", alpha=0.3)
-    rates = [("fastckpt_1w", "load_mb_s", "fastckpt load, 1 worker", "tab:cyan"),
-             ("fastckpt_2w", "load_mb_s", "fastckpt load, 2 workers", "tab:blue"),
-             ("disk_cold_read", "disk_mb_s", "disk: same files, cold", "0.4")]
+    rates = []
+    colours = {"huge": ("tab:cyan", "tab:blue"), "4k": ("wheat", "tab:orange")}
+    for pages in A.pages:
+        rates += [(f"fastckpt_1w_{pages}", "load_mb_s", f"load, 1 worker, {short[pages]}", colours[pages][0]),
+                  (f"fastckpt_2w_{pages}", "load_mb_s", f"load, 2 workers, {short[pages]}", colours[pages][1])]
+    rates.append(("disk_cold_read", "disk_mb_s", "disk: same files, cold", "0.4"))
+    w2 = 0.8 / len(rates)
     for j, (cfg, key, label, col) in enumerate(rates):
-        ax2.bar([i + (j - 1) * width for i in x], [pick(s, cfg, key) for s in A.scales], width,
+        ax2.bar([i + (j - (len(rates) - 1) / 2) * w2 for i in x], [pick(s, cfg, key) for s in A.scales], w2,
                 color=col, label=label)
     ax2.set_xticks(list(x))
     ax2.set_xticklabels([f"scale {s}" for s in A.scales])
@@ -997,6 +1096,9 @@ def main():
     ap.add_argument("--recovery-repeats", type=int, default=1, help="1-worker/2-worker pairs per scale")
     ap.add_argument("--heap-checkpoint-timeout", type=int, default=300,
                     help="PostgreSQL checkpoint_timeout in the recovery cluster (s)")
+    ap.add_argument("--pages", default="huge 4k",
+                    help="recovery: kinds of memory page to start with, of \"huge\" (huge_pages=on "
+                         "over a hugetlb pool the benchmark sizes; needs root) and \"4k\"")
     ap.add_argument("--memory-mb", type=int, default=0,
                     help="pg_fastckpt.memory_limit; default scale*150+2048")
     A = ap.parse_args()
@@ -1010,6 +1112,11 @@ def main():
             shown.append(arg)
     COMMAND = " ".join(["bash test/bench/ckpt_bench.sh"] + [shlex.quote(x) for x in shown])
     A.scales = [int(s) for s in re.split(r"[\s,]+", A.scales.strip()) if s]
+    A.pages = [p for p in re.split(r"[\s,]+", A.pages.strip()) if p]
+    if not A.pages or set(A.pages) - set(PAGE_LABEL) or len(set(A.pages)) != len(A.pages):
+        ap.error(f"--pages takes some of: {', '.join(PAGE_LABEL)}")
+    if "huge" in A.pages and not IS_ROOT:
+        ap.error("--pages huge sizes the kernel's hugetlb pool, which needs root; use --pages 4k")
     phases = {p.strip() for p in A.only.split(",") if p.strip()}
     bad = phases - {"overhead", "latency", "recovery"}
     if bad:

@@ -7,12 +7,14 @@
 #   latency   mean latency per 100 ms window, fastckpt vs heap across
 #             PostgreSQL's own checkpoints
 #   recovery  restart after kill -9 with the page cache dropped: 1 and 2
-#             loader workers, the disk's rate on the same files, and
-#             PostgreSQL's crash recovery of heap after the same load
+#             loader workers on 2 MB huge pages and on 4 kB pages, the
+#             disk's rate on the same files, and PostgreSQL's crash
+#             recovery of heap after the same load
 #
 #   bash test/bench/ckpt_bench.sh [--only overhead,latency,recovery]
 #        [--seconds 60] [--rounds 2] [--scale 10] [--heap-seconds 90]
 #        [--scales "10 50 100"] [--load-seconds 30] [--recovery-repeats 1]
+#        [--pages "huge 4k"]
 #        [--checkpoint-method merge] [--memory-mb N] [--port 55510]
 #        [--base /tmp/pg_fastckpt_ckptbench] [--out-dir DIR]
 #
@@ -22,7 +24,8 @@
 # real one): a trial run leaves the repository alone.
 #
 # Must run as root: PostgreSQL runs as the user "fastckpt", but dropping
-# the page cache before each restart needs root, so the Python driver runs
+# the page cache before each restart and sizing the hugetlb pool need root
+# (the pool is put back as it was), so the Python driver runs
 # as root and starts every PostgreSQL program through runuser.
 
 set -euo pipefail
@@ -37,7 +40,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--out-dir) out_dir=$(realpath -m "$2"); report=$out_dir/REPORT.md; shift 2 ;;
 	--base) base=$(realpath -m "$2"); shift 2 ;;
-	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,30p' "$0"; exit 0 ;;
 	*) args+=("$1"); shift ;;
 	esac
 done
