@@ -25,6 +25,7 @@ PG_MODULE_MAGIC;
 
 int			fc_memory_limit_mb = 1024;
 int			fc_default_row_size = 256;
+int			fc_bytes_per_char = 0;
 int			fc_max_tables = 1024;
 int			fc_recovery_wait_timeout_ms = 60000;
 int			fc_commit_mode = FC_COMMIT_EARLY_LOCK_RELEASE;
@@ -340,6 +341,16 @@ _PG_init(void)
 							256, 32, FC_MAX_IMAGE_CAPACITY,
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.bytes_per_char",
+							"Bytes per character assumed when sizing char(n) and varchar(n) columns of fastckpt tables.",
+							"0 assumes the database encoding's longest character (4 bytes in UTF8). "
+							"Read when a table's storage is created (CREATE TABLE, TRUNCATE, rewrites).",
+							&fc_bytes_per_char,
+							0, 0, 4,
+							PGC_USERSET,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_fastckpt.max_tables",

@@ -17,6 +17,7 @@
 /* settings (see _PG_init for their documentation) */
 extern int	fc_memory_limit_mb;
 extern int	fc_default_row_size;
+extern int	fc_bytes_per_char;
 extern int	fc_max_tables;
 extern int	fc_recovery_wait_timeout_ms;
 extern int	fc_test_recovery_delay_ms;

@@ -8,6 +8,9 @@
  * Fixed-width types and typmod-bounded ones (char(n), varchar(n), bit(n),
  * numeric(p,s)) give an exact bound; any other varlena makes the table use
  * pg_fastckpt.default_row_size, or the bounded part if that is larger.
+ * char(n) and varchar(n) count the encoding's longest character, or
+ * pg_fastckpt.bytes_per_char when set lower: in UTF8 a char(84) of ASCII
+ * text then takes 88 bytes, not 340, three times over in every slot.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,6 +49,10 @@ fc_attr_max_size(Form_pg_attribute att)
 	{
 		if (att->atttypid == NUMERICOID)
 			return fc_numeric_max_size(att->atttypmod);
+		if (att->atttypmod >= 0 && fc_bytes_per_char > 0 &&
+			(att->atttypid == BPCHAROID || att->atttypid == VARCHAROID))
+			return VARHDRSZ + (att->atttypmod - VARHDRSZ) *
+				Min(fc_bytes_per_char, pg_database_encoding_max_length());
 		if (att->atttypmod >= 0)
 			return type_maximum_size(att->atttypid, att->atttypmod);
 	}

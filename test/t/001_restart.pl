@@ -2,7 +2,8 @@
 # the crash-restart cycle after a backend is killed, every committed row of
 # every fastckpt table comes back from the log -- inserts, in-place and
 # moving updates, deletes, TRUNCATE, DROP, table rewrites -- rolled-back
-# work does not, and the rebuilt indexes find exactly the rows.
+# work does not, and the rebuilt indexes find exactly the rows.  A table
+# whose slots were sized with pg_fastckpt.bytes_per_char keeps that size.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -31,6 +32,27 @@ SELECT (SELECT md5(coalesce(string_agg(id || ':' || v || ':' || n, ',' ORDER BY 
 	   (SELECT ' rewritten=' || md5(coalesce(string_agg(id || ':' || x, ',' ORDER BY id), ''))
 		  FROM rewritten)};
 
+# A table sized for one byte per character in a UTF8 database, next to
+# one of the default size: recovery must give it the size it was created
+# with, not what the setting says at restart.
+$node->safe_psql('postgres',
+	q{CREATE DATABASE u8 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0});
+$node->safe_psql('u8', q{
+CREATE EXTENSION pg_fastckpt;
+SET pg_fastckpt.bytes_per_char = 1;
+CREATE TABLE narrow (id int PRIMARY KEY, code char(10)) USING fastckpt;
+RESET pg_fastckpt.bytes_per_char;
+CREATE TABLE wide (id int PRIMARY KEY, code char(10)) USING fastckpt;
+});
+my $sizes = q{
+SELECT string_agg(relation || '=' || row_image_bytes, ' ' ORDER BY relation::text)
+  FROM fastckpt_stat_tables};
+my $created_sizes = $node->safe_psql('u8', $sizes);
+is($created_sizes, 'narrow=48 wide=72',
+	'bytes_per_char = 1 sized the narrow table for one byte a character');
+my $narrow_fingerprint = q{
+SELECT md5(coalesce(string_agg(id || ':' || code, ',' ORDER BY id), '')) FROM narrow};
+
 my $round = 0;
 
 # One round of work of every kind, some of it rolled back.
@@ -52,12 +74,17 @@ TRUNCATE trunc;
 INSERT INTO trunc SELECT generate_series(1, $round * 10);
 INSERT INTO rewritten SELECT g, g FROM generate_series($base + 1, $base + 50) g;
 });
+	$node->safe_psql('u8', qq{
+INSERT INTO narrow SELECT g, 'c' || g FROM generate_series($base + 1, $base + 100) g;
+UPDATE narrow SET code = 'u' || id WHERE id % 3 = 0 AND id > $base;
+});
 	# a table rewrite: the new storage is logged whole
 	$node->safe_psql('postgres',
 		$round % 2
 		? 'ALTER TABLE rewritten ALTER COLUMN x TYPE bigint'
 		: 'ALTER TABLE rewritten ALTER COLUMN x TYPE int');
-	return $node->safe_psql('postgres', $fingerprint);
+	return $node->safe_psql('postgres', $fingerprint) . ' '
+	  . $node->safe_psql('u8', $narrow_fingerprint);
 }
 
 # After a restart: same content, indexes agree with the table, writes work.
@@ -65,8 +92,11 @@ sub check_after_restart
 {
 	my ($how, $expected) = @_;
 
-	is($node->safe_psql('postgres', $fingerprint), $expected,
-		"$how: every committed change came back, nothing else");
+	is( $node->safe_psql('postgres', $fingerprint) . ' '
+		  . $node->safe_psql('u8', $narrow_fingerprint),
+		$expected, "$how: every committed change came back, nothing else");
+	is($node->safe_psql('u8', $sizes), $created_sizes,
+		"$how: tables keep the slot size they were created with");
 	is( $node->safe_psql('postgres', q{
 		SET enable_seqscan = off; SET enable_bitmapscan = off;
 		SELECT count(*) FROM kv k WHERE EXISTS
@@ -124,7 +154,8 @@ DELETE FROM kv WHERE id <= 1100;
 VACUUM kv;
 INSERT INTO kv SELECT g, 'reused' || g, 1 FROM generate_series(50001, 50100) g;
 });
-$expected = $node->safe_psql('postgres', $fingerprint);
+$expected = $node->safe_psql('postgres', $fingerprint) . ' '
+  . $node->safe_psql('u8', $narrow_fingerprint);
 crash_postmaster($node);
 $node->start;
 wait_for_tables_open($node);
