@@ -970,13 +970,12 @@ def plot_recovery(rows):
     def pick(scale, config, key):
         return median([r.get(key) for r in rows if r["scale"] == scale and r["config"] == config]) or 0.0
 
-    short = {"huge": "huge", "4k": "4k"}
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, 5), gridspec_kw={"width_ratios": [3, 2]})
     cfgs = []
     for pages in A.pages:
-        cfgs += [(f"fastckpt_1w_{pages}", f"fc 1w {short[pages]}"),
-                 (f"fastckpt_2w_{pages}", f"fc 2w {short[pages]}"),
-                 (f"heap_{pages}", f"heap {short[pages]}")]
+        cfgs += [(f"fastckpt_1w_{pages}", f"fc 1w {pages}"),
+                 (f"fastckpt_2w_{pages}", f"fc 2w {pages}"),
+                 (f"heap_{pages}", f"heap {pages}")]
     width = 0.8 / len(cfgs)
     x = range(len(A.scales))
     parts = [("load_s", "checkpoint load", "tab:blue"), ("replay_s", "log replay", "tab:green"),
@@ -1011,8 +1010,8 @@ def plot_recovery(rows):
     rates = []
     colours = {"huge": ("tab:cyan", "tab:blue"), "4k": ("wheat", "tab:orange")}
     for pages in A.pages:
-        rates += [(f"fastckpt_1w_{pages}", "load_mb_s", f"load, 1 worker, {short[pages]}", colours[pages][0]),
-                  (f"fastckpt_2w_{pages}", "load_mb_s", f"load, 2 workers, {short[pages]}", colours[pages][1])]
+        rates += [(f"fastckpt_1w_{pages}", "load_mb_s", f"load, 1 worker, {pages}", colours[pages][0]),
+                  (f"fastckpt_2w_{pages}", "load_mb_s", f"load, 2 workers, {pages}", colours[pages][1])]
     rates.append(("disk_cold_read", "disk_mb_s", "disk: same files, cold", "0.4"))
     w2 = 0.8 / len(rates)
     for j, (cfg, key, label, col) in enumerate(rates):
