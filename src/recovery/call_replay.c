@@ -323,9 +323,13 @@ fc_serial_apply_row(FcSerialState *st, const fc_log_header *rec,
 	t = fc_serial_table(st, tbl);
 	if (row->len == FC_LOG_TOMBSTONE)
 	{
+		uint64		page;
+		char	   *sp;
+
 		if (row->slotno >= fc_table_nslots(tbl))
 			return;
-		hdr = fc_slot_header(tbl, row->slotno);
+		sp = fc_slot_locate(tbl, row->slotno, &page);
+		hdr = (FcSlotHeader *) sp;
 		if (hdr->flags & FC_SLOT_USED)
 		{
 			fc_undo_detach_chain(hdr);
@@ -333,8 +337,7 @@ fc_serial_apply_row(FcSerialState *st, const fc_log_header *rec,
 			t->stale = true;
 		}
 		hdr->link = 0;
-		fc_pp_install_tombstone(&hdr->marks, st->phase);
-		fc_slot_note_install(tbl, row->slotno, st->phase);
+		fc_slot_install_tombstone(tbl, sp, page, st->phase);
 		st->shared->result.rows++;
 		return;
 	}

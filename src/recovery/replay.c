@@ -174,16 +174,15 @@ void
 fc_replay_put_image(FcTable *tbl, uint64 slotno, const char *image, uint32 len,
 					uint64 phase, uint64 link)
 {
-	char	   *sp = fc_slot_ptr(tbl, slotno);
+	uint64		page;
+	char	   *sp = fc_slot_locate(tbl, slotno, &page);
 	FcSlotHeader *hdr = (FcSlotHeader *) sp;
 
 	fc_slot_set_new_row(tbl, sp, image, len, FrozenTransactionId, FirstCommandId);
 	ItemPointerSetInvalid(&hdr->next_tid);
 	hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
 	hdr->link = link;
-	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
-				  fc_pp_live(sp, &tbl->layout), len);
-	fc_slot_note_install(tbl, slotno, phase);
+	fc_slot_install_live(tbl, sp, page, phase);
 }
 
 static void
@@ -192,6 +191,7 @@ fc_replay_row(FcRowPass *pass, const fc_log_header *rec,
 {
 	FcTable    *tbl;
 	char	   *sp;
+	uint64		page;
 	FcSlotHeader *hdr;
 
 	if (fc_replay_part_of(pass->plan, row->slotno) != pass->part)
@@ -207,14 +207,13 @@ fc_replay_row(FcRowPass *pass, const fc_log_header *rec,
 	{
 		if (row->slotno >= fc_table_nslots(tbl))
 			return;
-		sp = fc_slot_ptr(tbl, row->slotno);
+		sp = fc_slot_locate(tbl, row->slotno, &page);
 		hdr = (FcSlotHeader *) sp;
 		if (hdr->link > rec->csn)
 			return;
 		hdr->flags = 0;
 		hdr->link = rec->csn;
-		fc_pp_install_tombstone(&hdr->marks, pass->plan->phase);
-		fc_slot_note_install(tbl, row->slotno, pass->plan->phase);
+		fc_slot_install_tombstone(tbl, sp, page, pass->plan->phase);
 		pass->counts.rows_applied++;
 		return;
 	}

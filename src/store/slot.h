@@ -174,15 +174,26 @@ typedef struct FcTable
 	uint64		undo_live;		/* records allocated and not yet freed */
 } FcTable;
 
-/* Slot address of a slot number (the caller knows slotno < nslots). */
+/*
+ * Slot address of a slot number, and the slot page holding it (the caller
+ * knows slotno < nslots).
+ */
+static inline char *
+fc_slot_locate(FcTable *tbl, uint64 slotno, uint64 *page)
+{
+	uint64		p = slotno / tbl->slots_per_page;
+
+	*page = p;
+	return tbl->dir[p / FC_DIR_FANOUT][p % FC_DIR_FANOUT] +
+		(slotno - p * tbl->slots_per_page) * tbl->layout.stride;
+}
+
 static inline char *
 fc_slot_ptr(FcTable *tbl, uint64 slotno)
 {
-	uint64		page = slotno / tbl->slots_per_page;
-	uint64		idx = slotno % tbl->slots_per_page;
+	uint64		page;
 
-	return tbl->dir[page / FC_DIR_FANOUT][page % FC_DIR_FANOUT] +
-		idx * tbl->layout.stride;
+	return fc_slot_locate(tbl, slotno, &page);
 }
 
 static inline FcSlotHeader *
@@ -206,14 +217,38 @@ fc_page_marks(FcTable *tbl, uint64 page)
 }
 
 static inline void
-fc_slot_note_install(FcTable *tbl, uint64 slotno, uint64 phase)
+fc_page_note_install(FcTable *tbl, uint64 page, uint64 phase)
 {
-	uint8	   *m = fc_page_marks(tbl, slotno / tbl->slots_per_page);
+	uint8	   *m = fc_page_marks(tbl, page);
 	uint8		bit = (uint8) (1 << fc_pp_current_image(phase));
 
 	/* test first: the byte is shared by the page's slots */
 	if ((__atomic_load_n(m, __ATOMIC_RELAXED) & bit) == 0)
 		__atomic_fetch_or(m, bit, __ATOMIC_RELAXED);
+}
+
+/*
+ * Install a slot's live image (of live_len bytes), or a tombstone, into
+ * the current shadow image, and note it in its page's summary.  Every
+ * install (commit, log replay, call replay) goes through these, so no
+ * marked slot sits in a page the checkpoint writer skips.  sp and page
+ * come from fc_slot_locate.
+ */
+static inline void
+fc_slot_install_live(FcTable *tbl, char *sp, uint64 page, uint64 phase)
+{
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+
+	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
+				  fc_pp_live(sp, &tbl->layout), hdr->live_len);
+	fc_page_note_install(tbl, page, phase);
+}
+
+static inline void
+fc_slot_install_tombstone(FcTable *tbl, char *sp, uint64 page, uint64 phase)
+{
+	fc_pp_install_tombstone(&((FcSlotHeader *) sp)->marks, phase);
+	fc_page_note_install(tbl, page, phase);
 }
 
 static inline uint64

@@ -86,7 +86,8 @@ fc_write_set_get(int i)
 bool
 fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 {
-	char	   *sp = fc_slot_ptr(tbl, slotno);
+	uint64		page;
+	char	   *sp = fc_slot_locate(tbl, slotno, &page);
 	FcSlotHeader *hdr = (FcSlotHeader *) sp;
 
 	if (!(hdr->flags & FC_SLOT_USED))
@@ -94,13 +95,10 @@ fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase)
 	if ((TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ||
 		(hdr->flags & FC_XMIN_ABORTED))
 	{
-		fc_pp_install_tombstone(&hdr->marks, phase);
-		fc_slot_note_install(tbl, slotno, phase);
+		fc_slot_install_tombstone(tbl, sp, page, phase);
 		return false;
 	}
-	fc_pp_install(&hdr->marks, sp, &tbl->layout, phase,
-				  fc_pp_live(sp, &tbl->layout), hdr->live_len);
-	fc_slot_note_install(tbl, slotno, phase);
+	fc_slot_install_live(tbl, sp, page, phase);
 	return true;
 }
 
