@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "storage/fd.h"
@@ -114,6 +115,25 @@ fc_memo_enter(FcMemoSet *set, const fc_ckpt_table *tab, uint32 chunkno)
 
 /* ---- one file of a chunk, streamed ---- */
 
+/*
+ * What a damaged file of the installed checkpoint means for a restart.  A
+ * file with another link is shared with the checkpoint kept before it
+ * (unchanged chunks are hard-linked forward), so neither can be loaded.
+ */
+static int
+fc_damaged_file_hint(const char *path)
+{
+	struct stat st;
+
+	if (path == NULL || stat(path, &st) != 0)
+		return 0;
+	if (st.st_nlink > 1)
+		return errhint("The checkpoint kept before it shares this file, so a restart now would find no usable checkpoint "
+					   "and keep the fastckpt tables closed.  Copy the fastckpt tables out (COPY or pg_dump) "
+					   "while the server is up.");
+	return errhint("A restart now would load the checkpoint kept before it, with a longer replay of the log.");
+}
+
 static void
 fc_base_fill(FcBaseReader *br, uint64 need)
 {
@@ -173,7 +193,8 @@ fc_base_next(FcBaseReader *br)
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("fastckpt checkpoint chunk \"%s\" is damaged at block %u: %s",
 							br->path ? br->path : "(in memory)", br->blockno, problem),
-					 errdetail("A checkpoint cannot be merged with it; the log is kept in full until one can.")));
+					 errdetail("A checkpoint cannot be merged with it; the log is kept in full until one can."),
+					 fc_damaged_file_hint(br->path)));
 		fc_ckpt_rows_begin(&br->it, p);
 		br->buf_pos += ((const fc_ckpt_block *) p)->size;
 		br->blockno++;

@@ -169,6 +169,21 @@ sub corrupt_file
 	return $pos;
 }
 
+# Damage a file in place: every hard link to it sees the damage.
+sub damage_in_place
+{
+	my ($path) = @_;
+	my $pos = int((-s $path) / 2);
+	open(my $fh, '+<', $path) or die "could not open $path: $!";
+	binmode $fh;
+	sysseek($fh, $pos, 0) or die "could not seek in $path: $!";
+	sysread($fh, my $byte, 1) == 1 or die "could not read $path: $!";
+	sysseek($fh, $pos, 0) or die "could not seek in $path: $!";
+	syswrite($fh, chr(ord($byte) ^ 0xFF)) == 1 or die "could not write $path: $!";
+	close $fh or die "could not close $path: $!";
+	return $pos;
+}
+
 sub checkpoint
 {
 	my ($node) = @_;
@@ -1102,7 +1117,36 @@ INSERT INTO d VALUES (100001, 'new', 7);
 
 		ok(!$d->log_contains('TRAP:|terminated by signal 11|PANIC|checkpoint failed'),
 			'no crash, PANIC or checkpoint failure in the log');
-		$d->stop;
+		if ($method ne 'merge')
+		{
+			$d->stop;
+			return;
+		}
+
+		# merge: a file damaged on disk later (a bad block, not a crash)
+		# that both kept checkpoints share stops every checkpoint that must
+		# read it back, and the error says that a restart now would find no
+		# usable checkpoint, while the server is still up with every row
+		$d->safe_psql('postgres', q{UPDATE d SET n = 10 WHERE id BETWEEN 6000 AND 6010});
+		checkpoint($d);
+		$d->safe_psql('postgres', q{UPDATE d SET n = 10 WHERE id BETWEEN 6100 AND 6110});
+		my $seq9 = checkpoint($d);
+		my $f9 = $files_of->($seq9);
+		cmp_ok($f9->{files}{ $f9->{whole} }[1], '>=', 2,
+			'the whole file of chunk 0 is shared by both kept checkpoints');
+		damage_in_place(seq_dir($d, $seq9) . "/$f9->{whole}");
+		set_conf($d, q{pg_fastckpt.checkpoint_delta_ratio = 0});
+		$d->safe_psql('postgres', q{UPDATE d SET n = 11 WHERE id = 6020});
+		$expected = fingerprint($d);
+		$offset = -s $d->logfile;
+		my ($ret, $stdout, $stderr) = $d->psql('postgres', 'SELECT fastckpt_checkpoint()');
+		isnt($ret, 0, 'a checkpoint that must read the damaged file fails');
+		like($stderr, qr/\Q$f9->{whole}\E" is damaged at block/, '... naming the damaged file');
+		ok($d->log_contains(qr/HINT:  The checkpoint kept before it shares this file, so a restart now would find no usable checkpoint/,
+				$offset),
+			'the server log says a restart now would find no usable checkpoint');
+		is(fingerprint($d), $expected, 'the tables stay up with every row');
+		$d->stop('immediate');
 	};
 }
 
