@@ -27,6 +27,7 @@ runuser.  Run as that user directly, it still works but cannot drop the
 cache (the report then says so).
 """
 import argparse
+import bisect
 import calendar
 import csv
 import glob
@@ -39,6 +40,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 IS_ROOT = os.geteuid() == 0
@@ -359,6 +361,30 @@ def window_summary(wins, intervals):
                 windows_over_2x=sum(1 for v in s if v > 2 * med))
 
 
+def cycle_offsets(txns, starts, width=0.1, skip=1.0):
+    """Latency by how long after the latest checkpoint start a transaction began.
+
+    Buckets of `width` seconds from each start; transactions of the first
+    `skip` seconds and those before the first start are left out.
+    Returns [(bucket start s, transactions, mean ms, p99 ms)].
+    """
+    starts = sorted(starts)
+    t_skip = min(end - lat / 1e6 for end, lat in txns) + skip
+    buckets = {}
+    for end, lat in txns:
+        begin = end - lat / 1e6
+        i = bisect.bisect_right(starts, begin) - 1
+        if i < 0 or begin < t_skip:
+            continue
+        buckets.setdefault(int((begin - starts[i]) / width), []).append(lat)
+    out = []
+    for k in sorted(buckets):
+        v = sorted(buckets[k])
+        out.append((k * width, len(v), sum(v) / len(v) / 1000.0,
+                    v[min(len(v) - 1, int(0.99 * len(v)))] / 1000.0))
+    return out
+
+
 # --------------------------------------------------------------------------
 # fastckpt_stat_checkpointer, polled during a run
 
@@ -569,6 +595,33 @@ def write_overhead(results, balance, facts):
     write_md("ckpt_overhead.md", lines)
 
 
+def cycle_table(lat_fc):
+    """Where in the checkpoint cycle the latency goes, against checkpoints off."""
+    if "ckpt_1s" not in lat_fc or not lat_fc["ckpt_1s"][1]:
+        return []
+    txns, inrun = lat_fc["ckpt_1s"]
+    rows = [r for r in cycle_offsets(txns, [k["start"] for k in inrun]) if r[0] < 1.0 - 1e-9]
+    off = latency_stats(lat_fc["ckpt_off"][0]) if "ckpt_off" in lat_fc else None
+    busy = [k["seconds"] for k in inrun]
+    lines = ["",
+             "By time since the latest checkpoint start (same fastckpt run, transactions by "
+             "their start; a checkpoint took %s s at the median, paced over "
+             "checkpoint_completion_target of the second): a cost that comes from the "
+             "checkpoint's own work shows in the rows it overlaps."
+             % fmt(statistics.median(busy) if busy else None),
+             "",
+             "| since checkpoint start | transactions | mean ms | p99 ms |"
+             + (" mean vs off | p99 vs off |" if off else ""),
+             "|---|---:|---:|---:|" + ("---:|---:|" if off else "")]
+    for t, n, mean, p99 in rows:
+        lines.append(f"| {1000 * t:.0f}-{1000 * (t + 0.1):.0f} ms | {n} | {mean:.2f} | {p99:.2f} |"
+                     + (f" {mean / off['lat_mean_ms']:.2f}x | {p99 / off['lat_p99_ms']:.2f}x |" if off else ""))
+    if off:
+        lines.append(f"| checkpoints off (whole run) | {off['txns']} | {off['lat_mean_ms']:.2f} | "
+                     f"{off['lat_p99_ms']:.2f} | 1.00x | 1.00x |")
+    return lines
+
+
 def write_latency(lat_fc, heap, facts):
     import matplotlib
     matplotlib.use("Agg")
@@ -619,6 +672,7 @@ def write_latency(lat_fc, heap, facts):
                      f"{s['windows_over_2x']} | {fmt(s['mean_in_ckpt_ms'])} | "
                      f"{fmt(s['mean_outside_ms'])} |")
     lines += ["", "![mean latency per 100 ms window](ckpt_latency.png)"]
+    lines += cycle_table(lat_fc)
     write_md("ckpt_latency.md", lines)
 
     panels = [s for s in series if s[0] != "fastckpt_ckpt_off"]
@@ -738,11 +792,9 @@ def pg_redo(logfile):
     return dict(redo_s=secs, wal_bytes=(end - start) if start is not None and end is not None else None)
 
 
-def cold_read(paths):
-    """One sequential reader over the files, page cache dropped first."""
-    dropped = drop_caches()
+def read_files(paths):
+    """Read the files in turn, 4 MB at a time; bytes read."""
     total = 0
-    t0 = time.time()
     for p in paths:
         with open(p, "rb", buffering=0) as f:
             try:
@@ -754,8 +806,35 @@ def cold_read(paths):
                 if not b:
                     break
                 total += len(b)
+    return total
+
+
+def cold_read(paths, readers=1):
+    """Sequential readers over the files, page cache dropped first.
+
+    With several readers, each takes whole chunks (a base file and its
+    deltas) in turn, as the loaders do.  Threads: the reads release the GIL.
+    """
+    dropped = drop_caches()
+    chunks = {}
+    for p in paths:
+        chunks.setdefault(re.sub(r"\.d\d+$", "", p), []).append(p)
+    shares = [[] for _ in range(readers)]
+    for i, key in enumerate(sorted(chunks)):
+        shares[i % readers] += chunks[key]
+    got = [0] * readers
+
+    def reader(i):
+        got[i] = read_files(shares[i])
+
+    t0 = time.time()
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     secs = time.time() - t0
-    return total, secs, dropped
+    return sum(got), secs, dropped
 
 
 def heap_recovery_once(c, pages, scale):
@@ -829,6 +908,12 @@ def recovery_scale(scale):
                 files=len(files))
     say(f"  cold sequential read of checkpoint {seq}: {mb(nbytes):.0f} MB in {secs:.2f} s "
         f"= {disk['disk_mb_s']:.0f} MB/s ({len(files)} files)")
+    # and by two readers, as two loaders read: what the disk gives to two streams
+    nbytes2, secs2, dropped2 = cold_read(files, readers=2)
+    disk2 = dict(scale=scale, config="disk_cold_read_2", disk_bytes=nbytes2, disk_s=secs2,
+                 disk_mb_s=mb(nbytes2) / secs2 if secs2 > 0 else None, cache_dropped=dropped2,
+                 files=len(files))
+    say(f"  the same by 2 readers: {secs2:.2f} s = {disk2['disk_mb_s']:.0f} MB/s")
 
     # PostgreSQL's own crash recovery after the same load, on heap, from
     # one copy of the crashed cluster per page kind
@@ -862,7 +947,7 @@ def recovery_scale(scale):
     c.stop()
     shutil.rmtree(crashed, ignore_errors=True)
     shutil.rmtree(c.data, ignore_errors=True)
-    return runs + [disk] + heap
+    return runs + [disk, disk2] + heap
 
 
 def write_recovery(rows, facts):
@@ -894,7 +979,8 @@ def write_recovery(rows, facts):
         "\"4 kB pages\" is `huge_pages = off`. The load ran on the first kind. "
         "\"Start to open\": from launching pg_ctl to fastckpt_stat_recovery.finished_at (tables "
         "open); load/replay/index/server total: fastckpt_stat_recovery. Disk: the same checkpoint's "
-        "chunk files read cold by one sequential reader (4 MB reads) right after. Heap: the same "
+        "chunk files read cold by one sequential reader (4 MB reads) right after, then by two "
+        "readers taking whole chunks in turn as two loaders do. Heap: the same "
         "scale and load on heap tables in the same cluster (fastckpt database dropped), CHECKPOINT "
         f"right before the load, PostgreSQL checkpoint_timeout={A.heap_checkpoint_timeout}s, "
         "max_wal_size 8GB, shared_buffers 1GB; kill -9, then for each kind of page a copy of the "
@@ -903,9 +989,9 @@ def write_recovery(rows, facts):
         "",
     ]
     summary = ["| scale | pages | checkpoint MB | fastckpt 1 worker s | fastckpt 2 workers s | "
-               "2-vs-1 load speedup | load MB/s 1w / 2w | disk MB/s | 2w % of disk | "
-               "heap recovery s | fastckpt 2w / heap |",
-               "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+               "2-vs-1 load speedup | load MB/s 1w / 2w | disk MB/s 1 / 2 readers | "
+               "2w % of disk (1 reader) | 2w % of 2 readers | heap recovery s | fastckpt 2w / heap |",
+               "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for scale in A.scales:
         dk = pick(scale, "disk_cold_read", "disk_mb_s")
         first = f"fastckpt_1w_{A.pages[0]}"
@@ -931,6 +1017,12 @@ def write_recovery(rows, facts):
         lines.append(f"| disk: same chunk files, cold, 1 sequential reader | - | - | - | "
                      f"{pick(scale, 'disk_cold_read', 'disk_s'):.2f} | - | - | - | "
                      f"{mb(pick(scale, 'disk_cold_read', 'disk_bytes')):.0f} | {fmt(dk, '.0f')} | 100% | - |")
+        dk2 = pick(scale, "disk_cold_read_2", "disk_mb_s")
+        if dk2 is not None:
+            lines.append(f"| disk: same chunk files, cold, 2 readers (a chunk each in turn) | - | - | - | "
+                         f"{pick(scale, 'disk_cold_read_2', 'disk_s'):.2f} | - | - | - | "
+                         f"{mb(pick(scale, 'disk_cold_read_2', 'disk_bytes')):.0f} | {fmt(dk2, '.0f')} | "
+                         f"{fmt(100 * dk2 / dk if dk else None, '.0f')}% | - |")
         for pages in A.pages:
             cfg = f"heap_{pages}"
             hw = pick(scale, cfg, "wal_bytes_replayed")
@@ -954,8 +1046,10 @@ def write_recovery(rows, facts):
             summary.append(
                 f"| {scale} | {PAGE_LABEL[pages]} | {mb(pick(scale, c1, 'load_bytes')):.0f} | "
                 f"{pick(scale, c1, 'start_to_open_s'):.2f} | {o2:.2f} | "
-                f"{l1 / l2 if l2 else float('nan'):.2f}x | {fmt(r1, '.0f')} / {fmt(r2, '.0f')} | {fmt(dk, '.0f')} | "
-                f"{fmt(100 * r2 / dk if r2 and dk else None, '.0f')}% | {hp:.2f} | "
+                f"{l1 / l2 if l2 else float('nan'):.2f}x | {fmt(r1, '.0f')} / {fmt(r2, '.0f')} | "
+                f"{fmt(dk, '.0f')} / {fmt(dk2, '.0f')} | "
+                f"{fmt(100 * r2 / dk if r2 and dk else None, '.0f')}% | "
+                f"{fmt(100 * r2 / dk2 if r2 and dk2 else None, '.0f')}% | {hp:.2f} | "
                 f"{fmt(o2 / hp if hp else None)}x |")
     lines += ["**Summary**", ""] + summary + ["", "![recovery time by phase](ckpt_recovery.png)"]
     write_md("ckpt_recovery.md", lines)
@@ -1120,6 +1214,8 @@ def main():
     bad = phases - {"overhead", "latency", "recovery"}
     if bad:
         ap.error(f"unknown phase(s): {', '.join(sorted(bad))}")
+    # a SIGTERM unwinds like ^C, so that the hugetlb pool is put back
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     user_dir(A.base)
     OUT = os.path.join(A.base, "out")
     shutil.rmtree(OUT, ignore_errors=True)
