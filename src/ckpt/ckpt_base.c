@@ -118,20 +118,19 @@ fc_memo_enter(FcMemoSet *set, const fc_ckpt_table *tab, uint32 chunkno)
 /*
  * What a damaged file of the installed checkpoint means for a restart.  A
  * file with another link is shared with the checkpoint kept before it
- * (unchanged chunks are hard-linked forward), so neither can be loaded.
+ * (unchanged chunks are hard-linked forward; the writer removed every
+ * other directory before it started), so neither can be loaded.
  */
 static int
 fc_damaged_file_hint(const char *path)
 {
 	struct stat st;
 
-	if (path == NULL || stat(path, &st) != 0)
+	if (path == NULL || stat(path, &st) != 0 || st.st_nlink < 2)
 		return 0;
-	if (st.st_nlink > 1)
-		return errhint("The checkpoint kept before it shares this file, so a restart now would find no usable checkpoint "
-					   "and keep the fastckpt tables closed.  Copy the fastckpt tables out (COPY or pg_dump) "
-					   "while the server is up.");
-	return errhint("A restart now would load the checkpoint kept before it, with a longer replay of the log.");
+	return errhint("The checkpoint kept before it shares this file, so a restart now would find no usable checkpoint "
+				   "and keep the fastckpt tables closed.  Copy the fastckpt tables out (COPY or pg_dump) "
+				   "while the server is up.");
 }
 
 static void
