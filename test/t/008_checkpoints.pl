@@ -151,36 +151,32 @@ sub table_chunks
 	return \%by_chunk;
 }
 
-# Damage a file: flip every bit of the byte in its middle.  The file is
-# written anew and renamed over the old name, so another checkpoint's hard
-# link to the same chunk keeps the intact bytes.
+# Damage a file: flip every bit of the byte in its middle.  By default the
+# file is written anew and renamed over the old name, so another
+# checkpoint's hard link to the same chunk keeps the intact bytes; with
+# in_place every hard link to it sees the damage (a bad block on disk).
 sub corrupt_file
 {
-	my ($path) = @_;
+	my ($path, %opt) = @_;
 	my $data = slurp_file($path);
 	my $pos = int(length($data) / 2);
 	die "$path is empty" unless length($data) > 0;
-	substr($data, $pos, 1) = chr(ord(substr($data, $pos, 1)) ^ 0xFF);
+	my $byte = chr(ord(substr($data, $pos, 1)) ^ 0xFF);
+	if ($opt{in_place})
+	{
+		open(my $fh, '+<', $path) or die "could not open $path: $!";
+		binmode $fh;
+		sysseek($fh, $pos, 0) or die "could not seek in $path: $!";
+		syswrite($fh, $byte) == 1 or die "could not write $path: $!";
+		close $fh or die "could not close $path: $!";
+		return $pos;
+	}
+	substr($data, $pos, 1) = $byte;
 	open(my $fh, '>', "$path.damaged") or die "could not write $path.damaged: $!";
 	binmode $fh;
 	print $fh $data;
 	close $fh or die "could not close $path.damaged: $!";
 	rename("$path.damaged", $path) or die "could not rename over $path: $!";
-	return $pos;
-}
-
-# Damage a file in place: every hard link to it sees the damage.
-sub damage_in_place
-{
-	my ($path) = @_;
-	my $pos = int((-s $path) / 2);
-	open(my $fh, '+<', $path) or die "could not open $path: $!";
-	binmode $fh;
-	sysseek($fh, $pos, 0) or die "could not seek in $path: $!";
-	sysread($fh, my $byte, 1) == 1 or die "could not read $path: $!";
-	sysseek($fh, $pos, 0) or die "could not seek in $path: $!";
-	syswrite($fh, chr(ord($byte) ^ 0xFF)) == 1 or die "could not write $path: $!";
-	close $fh or die "could not close $path: $!";
 	return $pos;
 }
 
@@ -1134,7 +1130,7 @@ INSERT INTO d VALUES (100001, 'new', 7);
 		my $f9 = $files_of->($seq9);
 		cmp_ok($f9->{files}{ $f9->{whole} }[1], '>=', 2,
 			'the whole file of chunk 0 is shared by both kept checkpoints');
-		damage_in_place(seq_dir($d, $seq9) . "/$f9->{whole}");
+		corrupt_file(seq_dir($d, $seq9) . "/$f9->{whole}", in_place => 1);
 		set_conf($d, q{pg_fastckpt.checkpoint_delta_ratio = 0});
 		$d->safe_psql('postgres', q{UPDATE d SET n = 11 WHERE id = 6020});
 		$expected = fingerprint($d);
