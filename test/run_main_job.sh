@@ -56,6 +56,9 @@ unix_socket_directories = '$base'
 listen_addresses = ''
 max_connections = 50
 max_worker_processes = 16
+# every fastckpt commit writes an asynchronous PostgreSQL commit record;
+# flushing them as written keeps the WAL writer from waking at each (README)
+wal_writer_flush_after = 0
 CONF
 fc_as_user "$bindir/pg_ctl -D $base/data -l $base/server.log -w start >/dev/null"
 

@@ -9,9 +9,12 @@
  * commits that arrived during one flush form the next group.
  *
  * Segments are zero-filled to their full size before records go in (in
- * the background, a megabyte at a time while the writer has nothing to
- * flush), so that a flush overwrites allocated blocks and fdatasync has no
- * file-size metadata to journal.
+ * the background, 256 kB at a time while the writer has nothing to flush,
+ * each piece handed to write-back at once), so that a flush overwrites
+ * allocated blocks and fdatasync has no file-size metadata to journal.
+ * The pieces are small and already on their way to disk so that neither a
+ * piece nor the segment's final fsync holds up a flush for long: commits
+ * arriving meanwhile wait for it.
  *
  * A write or sync error (a full or failing device) acknowledges nothing:
  * the writer marks the log as failing, which makes new writes to fastckpt
@@ -47,6 +50,7 @@ PGDLLEXPORT void fc_log_writer_main(Datum arg);
 #define FC_SYNC_TRACE_PATH	"pg_fastckpt/sync_trace"
 
 #define FC_ZERO_CHUNK		(1024 * 1024)
+#define FC_PREP_STEP		(256 * 1024)	/* background zero-fill piece */
 
 static int	fc_seg_fd = -1;
 static uint64 fc_seg_start = 0;
@@ -58,6 +62,9 @@ static int	fc_prep_fd = -1;
 static uint64 fc_prep_segstart = 0;
 static uint64 fc_prep_done = 0;
 static TimestampTz fc_prep_retry_at = 0;
+
+/* segment start + 1 of the next segment once it is known to exist, or 0 */
+static uint64 fc_next_ready = 0;
 
 void
 fc_register_log_writer(void)
@@ -150,13 +157,21 @@ fc_prep_step(uint64 segstart, char *err, size_t errlen)
 	}
 	if (fc_prep_done < FC_LOG_SEGMENT_SIZE)
 	{
-		uint64		to = Min(fc_prep_done + FC_ZERO_CHUNK, FC_LOG_SEGMENT_SIZE);
+		uint64		to = Min(fc_prep_done + FC_PREP_STEP, FC_LOG_SEGMENT_SIZE);
 
 		if (!fc_zero_fill(fc_prep_fd, fc_prep_done, to, "next segment", err, errlen))
 		{
 			fc_prep_abandon();
 			return -1;
 		}
+		/*
+		 * Start write-back now, so the final fsync finds little to do.  Not
+		 * pg_flush_data: it PANICs on an error, and that fsync reports one.
+		 */
+#ifdef SYNC_FILE_RANGE_WRITE
+		(void) sync_file_range(fc_prep_fd, (off_t) fc_prep_done,
+							   (off_t) (to - fc_prep_done), SYNC_FILE_RANGE_WRITE);
+#endif
 		fc_prep_done = to;
 		if (fc_prep_done < FC_LOG_SEGMENT_SIZE)
 			return 0;
@@ -240,20 +255,27 @@ fc_prepare_next_segment(void)
 	char		err[512];
 	int			rc;
 
-	if (fc_seg_fd < 0 || GetCurrentTimestamp() < fc_prep_retry_at)
+	uint64		next = fc_seg_start + FC_LOG_SEGMENT_SIZE;
+
+	/* asked every time the writer goes idle: answer without a system call */
+	if (fc_seg_fd < 0 || fc_next_ready == next + 1 ||
+		GetCurrentTimestamp() < fc_prep_retry_at)
 		return false;
 	if (fc_prep_fd < 0)
 	{
-		char	   *path = fc_log_segment_path(fc_seg_start + FC_LOG_SEGMENT_SIZE);
+		char	   *path = fc_log_segment_path(next);
 		struct stat st;
 		bool		exists = (stat(path, &st) == 0);
 
 		pfree(path);
 		if (exists)
+		{
+			fc_next_ready = next + 1;
 			return false;
+		}
 	}
 	err[0] = '\0';
-	rc = fc_prep_step(fc_seg_start + FC_LOG_SEGMENT_SIZE, err, sizeof(err));
+	rc = fc_prep_step(next, err, sizeof(err));
 	if (rc < 0)
 	{
 		/* not fatal yet: only a flush that needs the segment fails */
@@ -261,6 +283,8 @@ fc_prepare_next_segment(void)
 		fc_prep_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 10000);
 		return false;
 	}
+	if (rc > 0)
+		fc_next_ready = next + 1;
 	return true;
 }
 
