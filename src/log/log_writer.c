@@ -254,7 +254,6 @@ fc_prepare_next_segment(void)
 {
 	char		err[512];
 	int			rc;
-
 	uint64		next = fc_seg_start + FC_LOG_SEGMENT_SIZE;
 
 	/* asked every time the writer goes idle: answer without a system call */
