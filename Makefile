@@ -33,6 +33,7 @@ OBJS = \
 	src/txn/read_set.o \
 	src/log/log_buffer.o \
 	src/log/log_segment.o \
+	src/log/log_self_flush.o \
 	src/log/log_writer.o \
 	src/ckpt/ckpt_shared.o \
 	src/ckpt/ckpt_base.o \

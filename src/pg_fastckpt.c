@@ -383,6 +383,16 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("pg_fastckpt.backend_flush",
+							 "Lets a committing backend write and sync the fastckpt log itself when the log writer is idle.",
+							 "Saves the wake-up round trip to the log writer; a busy writer keeps flushing. "
+							 "A commit is acknowledged only once durable either way.",
+							 &fc_backend_flush,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("pg_fastckpt.log_buffer_size",
 							"Size of the shared buffer of the fastckpt log.",
 							"Must hold at least two of the largest log records (1 MB each).",

@@ -24,6 +24,7 @@ typedef enum FcCommitMode
 extern int	fc_commit_mode;
 extern int	fc_log_buffer_size_kb;
 extern bool fc_test_sync_trace;
+extern bool fc_backend_flush;
 
 /* Counters behind fastckpt_stat_log. */
 typedef struct FcLogStats
@@ -65,6 +66,7 @@ extern bool fc_log_writer_sleep_begin(uint64 written);
 extern void fc_log_writer_sleep_end(void);
 extern void fc_log_set_failing(const char *error);
 extern void fc_log_clear_failing(void);
+extern bool fc_log_writer_idle(void);
 
 /* log_segment.c */
 extern void fc_log_dir_ensure(void);
@@ -81,6 +83,10 @@ extern void fc_log_reader_close(FcLogReader *reader);
 extern uint64 fc_log_first_lsn(void);
 extern void fc_log_truncate_at(uint64 end_lsn);
 extern uint64 fc_log_remove_before(uint64 lsn);
+extern void fc_log_trace_synced(uint64 lsn);
+
+/* log_self_flush.c */
+extern bool fc_log_flush_self(uint64 lsn);
 
 /* log_writer.c */
 extern void fc_register_log_writer(void);

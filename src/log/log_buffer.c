@@ -278,7 +278,9 @@ fc_log_insert(void *record, uint32 len)
 
 	pg_write_barrier();
 	pg_atomic_write_u64(&me->inserting_at, FC_NOT_INSERTING);
-	fc_log_wake_writer();
+	/* with backend_flush, the committer's wait flushes or wakes the writer */
+	if (!fc_backend_flush)
+		fc_log_wake_writer();
 	RESUME_INTERRUPTS();
 
 	me->records[((fc_log_header *) record)->kind]++;
@@ -307,7 +309,8 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 	me = fc_log_me();
 	start = GetCurrentTimestamp();
 	pg_atomic_write_u64(&me->wait_lsn, lsn);
-	fc_log_wake_writer();
+	if (!fc_backend_flush || !fc_log_flush_self(lsn))
+		fc_log_wake_writer();
 	for (;;)
 	{
 		if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
@@ -463,6 +466,14 @@ void
 fc_log_writer_sleep_end(void)
 {
 	pg_atomic_write_u32(&fc_log->writer_sleeping, 0);
+}
+
+/* Is the writer asleep, with no flush of its own under way or failing? */
+bool
+fc_log_writer_idle(void)
+{
+	return pg_atomic_read_u32(&fc_log->writer_sleeping) != 0 &&
+		pg_atomic_read_u32(&fc_log->failing) == 0;
 }
 
 void

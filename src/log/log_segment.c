@@ -29,6 +29,9 @@
 #define FC_DIR				"pg_fastckpt"
 #define FC_LOG_DIR			"pg_fastckpt/log"
 #define FC_READ_CHUNK		(4 * 1024 * 1024)
+#define FC_SYNC_TRACE_PATH	"pg_fastckpt/sync_trace"
+
+static int	fc_trace_fd = -1;
 
 void
 fc_log_dir_ensure(void)
@@ -376,4 +379,23 @@ fc_log_reader_close(FcLogReader *r)
 		CloseTransientFile(r->fd);
 	pfree(r->chunk);
 	pfree(r);
+}
+
+/*
+ * Test-only: where the log is durable, for the power-loss model.  Called
+ * under the flush lock by whoever flushed, so the positions only grow.
+ */
+void
+fc_log_trace_synced(uint64 lsn)
+{
+	char		line[32];
+
+	if (fc_trace_fd < 0)
+		fc_trace_fd = open(FC_SYNC_TRACE_PATH, O_WRONLY | O_CREAT | PG_BINARY,
+						   pg_file_create_mode);
+	if (fc_trace_fd < 0)
+		elog(FATAL, "could not open \"%s\": %m", FC_SYNC_TRACE_PATH);
+	snprintf(line, sizeof(line), "%016llX\n", (unsigned long long) lsn);
+	if (pg_pwrite(fc_trace_fd, line, 17, 0) != 17)
+		elog(FATAL, "could not write \"%s\": %m", FC_SYNC_TRACE_PATH);
 }

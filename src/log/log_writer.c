@@ -44,17 +44,15 @@
 
 #include "pg_fastckpt.h"
 #include "log/log.h"
+#include "store/slot.h"
 
 PGDLLEXPORT void fc_log_writer_main(Datum arg);
-
-#define FC_SYNC_TRACE_PATH	"pg_fastckpt/sync_trace"
 
 #define FC_ZERO_CHUNK		(1024 * 1024)
 #define FC_PREP_STEP		(256 * 1024)	/* background zero-fill piece */
 
 static int	fc_seg_fd = -1;
 static uint64 fc_seg_start = 0;
-static int	fc_trace_fd = -1;
 static char *fc_zeros = NULL;
 
 /* the next segment, being zero-filled in the background */
@@ -348,22 +346,6 @@ fc_write_range(uint64 from, uint64 to, char *err, size_t errlen)
 	return true;
 }
 
-/* Test-only: where the log is durable, for the power-loss model. */
-static void
-fc_trace_synced(uint64 lsn)
-{
-	char		line[32];
-
-	if (fc_trace_fd < 0)
-		fc_trace_fd = open(FC_SYNC_TRACE_PATH, O_WRONLY | O_CREAT | PG_BINARY,
-						   pg_file_create_mode);
-	if (fc_trace_fd < 0)
-		elog(FATAL, "could not open \"%s\": %m", FC_SYNC_TRACE_PATH);
-	snprintf(line, sizeof(line), "%016llX\n", (unsigned long long) lsn);
-	if (pg_pwrite(fc_trace_fd, line, 17, 0) != 17)
-		elog(FATAL, "could not write \"%s\": %m", FC_SYNC_TRACE_PATH);
-}
-
 void
 fc_log_writer_main(Datum arg)
 {
@@ -378,18 +360,35 @@ fc_log_writer_main(Datum arg)
 	fc_zeros = palloc0(FC_ZERO_CHUNK);
 	written = fc_log_writer_attach();
 	if (fc_test_sync_trace)
-		fc_trace_synced(written);
+		fc_log_trace_synced(written);
 	ereport(LOG,
 			(errmsg("pg_fastckpt: log writer started at log position %llu",
 					(unsigned long long) written)));
 
 	for (;;)
 	{
-		uint64		upto = fc_log_filled_upto();
+		uint64		upto;
+		bool		wrote = false;
+
+		/* with pg_fastckpt.backend_flush, a backend may have flushed */
+		LWLockAcquire(fc_misc_lock(FC_LOCK_FLUSH), LW_EXCLUSIVE);
+		written = Max(written, fc_log_flushed_lsn());
+		upto = fc_log_filled_upto();
+		if (upto > written)
+		{
+			wrote = fc_write_range(written, upto, err, sizeof(err));
+			if (wrote)
+			{
+				if (fc_test_sync_trace)
+					fc_log_trace_synced(upto);
+				fc_log_set_flushed(upto);
+			}
+		}
+		LWLockRelease(fc_misc_lock(FC_LOCK_FLUSH));
 
 		if (upto > written)
 		{
-			if (!fc_write_range(written, upto, err, sizeof(err)))
+			if (!wrote)
 			{
 				if (!failing)
 					ereport(WARNING,
@@ -412,9 +411,6 @@ fc_log_writer_main(Datum arg)
 				fc_log_clear_failing();
 			}
 			written = upto;
-			if (fc_test_sync_trace)
-				fc_trace_synced(written);
-			fc_log_set_flushed(written);
 			continue;
 		}
 

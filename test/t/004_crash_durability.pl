@@ -4,7 +4,8 @@
 # modes; the postmaster is killed with SIGKILL at a random moment, and in
 # every other cycle everything the logical log had not fdatasynced is thrown
 # away (the power-loss model); in half of each, every server process is
-# killed at once instead of the postmaster alone.  After each restart:
+# killed at once instead of the postmaster alone; and half the cycles run
+# with pg_fastckpt.backend_flush.  After each restart:
 #  - every transaction whose COMMIT returned to its client is there;
 #  - every transaction is all there or not at all: balances agree with
 #    history row by row, and a mixed transaction is in both history and the
@@ -44,8 +45,15 @@ $loop->create_schema;
 
 for my $cycle (1 .. $cycles)
 {
+	# cycles 5-8, 13-16, ...: committing backends flush the log themselves
+	# while the log writer is idle (each crash kind of the 4-cycle pattern
+	# below runs both ways)
+	my $backend_flush = (int(($cycle - 1) / 4) % 2 == 1) ? 'on' : 'off';
+	$node->append_conf('postgresql.conf', "pg_fastckpt.backend_flush = $backend_flush");
+	$node->reload;
+
 	# crash at a random moment under load
-	$loop->start_cycle("cycle $cycle");
+	$loop->start_cycle("cycle $cycle, backend_flush $backend_flush");
 	my $run = 0.3 + rand(1.2);
 	$loop->pump($run);
 
