@@ -114,6 +114,7 @@ CREATE FUNCTION fastckpt_stat_log_internal(
 	OUT ddl_records bigint,
 	OUT abort_records bigint,
 	OUT flushes bigint,
+	OUT backend_flushes bigint,
 	OUT commits_per_flush double precision,
 	OUT bytes_per_commit double precision,
 	OUT commit_waits bigint,

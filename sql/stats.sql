@@ -101,7 +101,7 @@ SELECT values_records - :v0 AS new_values, ddl_records - :d0 AS new_ddl,
 DROP TABLE st_log;
 -- resetting zeroes the counters
 SELECT fastckpt_stat_reset();
-SELECT values_records, ddl_records, flushes FROM fastckpt_stat_log;
+SELECT values_records, ddl_records, flushes, backend_flushes FROM fastckpt_stat_log;
 
 -- checkpoints: asked for from SQL, counted, sized per table
 SELECT checkpoints AS c0, checkpoints_requested AS r0, last_csn AS s0

@@ -389,7 +389,7 @@ _PG_init(void)
 							 "A commit is acknowledged only once durable either way.",
 							 &fc_backend_flush,
 							 false,
-							 PGC_SIGHUP,
+							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 

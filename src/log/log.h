@@ -34,6 +34,7 @@ typedef struct FcLogStats
 	uint64		records[FC_REC_KIND_MAX + 1];
 	uint64		bytes;
 	uint64		flushes;
+	uint64		backend_flushes;	/* of them, by committing backends */
 	uint64		commit_waits;
 	uint64		commit_wait_us;
 	uint64		buffer_full_waits;
@@ -61,7 +62,7 @@ extern void fc_log_stats_reset(void);
 extern uint64 fc_log_writer_attach(void);
 extern uint64 fc_log_filled_upto(void);
 extern const char *fc_log_buffer_range(uint64 lsn, uint64 end, uint64 *len);
-extern void fc_log_set_flushed(uint64 lsn);
+extern void fc_log_set_flushed(uint64 lsn, bool by_backend);
 extern bool fc_log_writer_sleep_begin(uint64 written);
 extern void fc_log_writer_sleep_end(void);
 extern void fc_log_set_failing(const char *error);

@@ -76,12 +76,13 @@ typedef struct FcLogShared
 	uint64		buffer_size;
 	Size		buffer_offset;
 	ConditionVariable ready_cv;
-	uint64		flushes;		/* written by the writer only */
+	uint64		flushes;		/* written under the flush lock */
+	uint64		backend_flushes;	/* of them, by committing backends */
 	uint64		write_errors;
 	slock_t		error_lock;
 	char		last_error[256];
 	/* counters of processes that reset them, subtracted on read */
-	uint64		reset_base[FC_REC_KIND_MAX + 6];
+	uint64		reset_base[FC_REC_KIND_MAX + 7];
 	FcLogProcPadded procs[FLEXIBLE_ARRAY_MEMBER];
 } FcLogShared;
 
@@ -429,12 +430,17 @@ fc_log_buffer_range(uint64 lsn, uint64 end, uint64 *len)
 	return fc_log_ring + off;
 }
 
-/* Publish durability and wake every backend it covers, in one sweep. */
+/*
+ * Publish durability and wake every backend it covers, in one sweep.
+ * Called under the flush lock, by the writer or a backend (backend_flush).
+ */
 void
-fc_log_set_flushed(uint64 lsn)
+fc_log_set_flushed(uint64 lsn, bool by_backend)
 {
 	pg_atomic_write_u64(&fc_log->flushed_lsn, lsn);
 	fc_log->flushes++;
+	if (by_backend)
+		fc_log->backend_flushes++;
 	pg_memory_barrier();
 	for (int i = 0; i < fc_log->nprocs; i++)
 	{
@@ -518,6 +524,7 @@ fc_log_stats_get(FcLogStats *stats)
 	stats->commit_wait_us -= fc_log->reset_base[FC_REC_KIND_MAX + 3];
 	stats->buffer_full_waits -= fc_log->reset_base[FC_REC_KIND_MAX + 4];
 	stats->flushes = fc_log->flushes - fc_log->reset_base[FC_REC_KIND_MAX + 5];
+	stats->backend_flushes = fc_log->backend_flushes - fc_log->reset_base[FC_REC_KIND_MAX + 6];
 	stats->write_errors = fc_log->write_errors;
 	stats->failing = pg_atomic_read_u32(&fc_log->failing) != 0;
 	SpinLockAcquire(&fc_log->error_lock);
@@ -540,4 +547,5 @@ fc_log_stats_reset(void)
 	fc_log->reset_base[FC_REC_KIND_MAX + 3] = now.commit_wait_us;
 	fc_log->reset_base[FC_REC_KIND_MAX + 4] = now.buffer_full_waits;
 	fc_log->reset_base[FC_REC_KIND_MAX + 5] = now.flushes;
+	fc_log->reset_base[FC_REC_KIND_MAX + 6] = now.backend_flushes;
 }

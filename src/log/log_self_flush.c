@@ -116,7 +116,7 @@ fc_log_flush_self(uint64 lsn)
 	{
 		if (fc_test_sync_trace)
 			fc_log_trace_synced(upto);
-		fc_log_set_flushed(upto);
+		fc_log_set_flushed(upto, true);
 	}
 	LWLockRelease(lock);
 	return fc_log_flushed_lsn() >= lsn;

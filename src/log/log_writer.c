@@ -252,11 +252,14 @@ fc_prepare_next_segment(void)
 {
 	char		err[512];
 	int			rc;
-	uint64		next = fc_seg_start + FC_LOG_SEGMENT_SIZE;
+	uint64		flushed = fc_log_flushed_lsn();
+	uint64		next;
+
+	/* after the segment being filled, whoever flushes it (backend_flush) */
+	next = flushed - flushed % FC_LOG_SEGMENT_SIZE + FC_LOG_SEGMENT_SIZE;
 
 	/* asked every time the writer goes idle: answer without a system call */
-	if (fc_seg_fd < 0 || fc_next_ready == next + 1 ||
-		GetCurrentTimestamp() < fc_prep_retry_at)
+	if (fc_next_ready == next + 1 || GetCurrentTimestamp() < fc_prep_retry_at)
 		return false;
 	if (fc_prep_fd < 0)
 	{
@@ -381,7 +384,7 @@ fc_log_writer_main(Datum arg)
 			{
 				if (fc_test_sync_trace)
 					fc_log_trace_synced(upto);
-				fc_log_set_flushed(upto);
+				fc_log_set_flushed(upto, false);
 			}
 		}
 		LWLockRelease(fc_misc_lock(FC_LOCK_FLUSH));

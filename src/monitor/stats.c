@@ -248,8 +248,8 @@ fastckpt_stat_log_internal(PG_FUNCTION_ARGS)
 	FcLogStats	stats;
 	uint64		commits;
 	uint64		fallbacks[FC_FALLBACK_NREASONS];
-	Datum		values[18];
-	bool		nulls[18] = {0};
+	Datum		values[19];
+	bool		nulls[19] = {0};
 
 	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_log");
 	fc_log_stats_get(&stats);
@@ -262,19 +262,20 @@ fastckpt_stat_log_internal(PG_FUNCTION_ARGS)
 	values[5] = Int64GetDatum((int64) stats.records[FC_REC_DDL]);
 	values[6] = Int64GetDatum((int64) stats.records[FC_REC_ABORT]);
 	values[7] = Int64GetDatum((int64) stats.flushes);
-	values[8] = Float8GetDatum(stats.flushes > 0 ? (double) commits / stats.flushes : 0.0);
-	values[9] = Float8GetDatum(commits > 0 ? (double) stats.bytes / commits : 0.0);
-	values[10] = Int64GetDatum((int64) stats.commit_waits);
-	values[11] = Float8GetDatum((double) stats.commit_wait_us / 1000.0);
-	values[12] = Float8GetDatum(stats.commit_waits > 0 ?
+	values[8] = Int64GetDatum((int64) stats.backend_flushes);
+	values[9] = Float8GetDatum(stats.flushes > 0 ? (double) commits / stats.flushes : 0.0);
+	values[10] = Float8GetDatum(commits > 0 ? (double) stats.bytes / commits : 0.0);
+	values[11] = Int64GetDatum((int64) stats.commit_waits);
+	values[12] = Float8GetDatum((double) stats.commit_wait_us / 1000.0);
+	values[13] = Float8GetDatum(stats.commit_waits > 0 ?
 								(double) stats.commit_wait_us / 1000.0 / stats.commit_waits : 0.0);
-	values[13] = Int64GetDatum((int64) stats.buffer_full_waits);
-	values[14] = Int64GetDatum((int64) stats.write_errors);
-	values[15] = BoolGetDatum(stats.failing);
-	values[16] = CStringGetTextDatum(stats.last_error);
-	nulls[16] = (stats.last_error[0] == '\0');
+	values[14] = Int64GetDatum((int64) stats.buffer_full_waits);
+	values[15] = Int64GetDatum((int64) stats.write_errors);
+	values[16] = BoolGetDatum(stats.failing);
+	values[17] = CStringGetTextDatum(stats.last_error);
+	nulls[17] = (stats.last_error[0] == '\0');
 	fc_procs_fallback_totals(fallbacks);
-	values[17] = fc_fallbacks_jsonb(fallbacks);
+	values[18] = fc_fallbacks_jsonb(fallbacks);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

@@ -26,6 +26,10 @@ CONFIGS = [
     ("fastckpt_elr", "fastckpt, early lock release", [],
      {"synchronous_commit": "on", "pg_fastckpt.commit_mode": "early_lock_release"},
      "-c default_table_access_method=fastckpt"),
+    ("fastckpt_elr_bf", "fastckpt, early lock release, backend_flush=on", [],
+     {"synchronous_commit": "on", "pg_fastckpt.commit_mode": "early_lock_release",
+      "pg_fastckpt.backend_flush": "on"},
+     "-c default_table_access_method=fastckpt"),
 ]
 
 SCRIPTS = [("standard", "pgbench built-in TPC-B", []),
@@ -208,7 +212,9 @@ checkpoint_timeout = '30min'
                             f"{med(script, name, 'log_commit_wait_ms'):.3f} |" if fc else "- | - | - | - |"))
         lines.append("")
         for mine, base in (("fastckpt_elr", "heap_sync"), ("fastckpt_elr", "heap_async"),
-                           ("fastckpt_strict", "heap_sync"), ("fastckpt_elr", "heap_unlogged")):
+                           ("fastckpt_strict", "heap_sync"), ("fastckpt_elr", "heap_unlogged"),
+                           ("fastckpt_elr_bf", "heap_sync"), ("fastckpt_elr_bf", "heap_async"),
+                           ("fastckpt_elr_bf", "fastckpt_elr")):
             per_round = ratios(script, mine, base)
             lines.append(f"{mine} / {base}, round by round: "
                          + ", ".join(f"{x:.2f}" for x in per_round)

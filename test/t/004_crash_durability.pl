@@ -69,5 +69,23 @@ for my $cycle (1 .. $cycles)
 }
 $loop->finish;
 
+# backend_flush does flush in the committing backend: serial commits find
+# the log writer asleep, so each one flushes for itself
+$node->append_conf('postgresql.conf', 'pg_fastckpt.backend_flush = on');
+$node->reload;
+$node->safe_psql('postgres', q{
+	CREATE TABLE backend_flush_probe (id int) USING fastckpt;
+	SELECT fastckpt_stat_reset();
+});
+$node->safe_psql('postgres', "INSERT INTO backend_flush_probe VALUES ($_)")
+  for 1 .. 20;
+my ($flushes, $by_backends) = split /\|/, $node->safe_psql('postgres',
+	'SELECT flushes, backend_flushes FROM fastckpt_stat_log');
+cmp_ok($by_backends, '>', 0,
+	"with backend_flush, committing backends flushed ($by_backends of $flushes flushes)");
+cmp_ok($by_backends, '<=', $flushes, 'backend flushes are counted among all flushes');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM backend_flush_probe'), '20',
+	'the probe rows are there');
+
 $node->stop;
 done_testing();
