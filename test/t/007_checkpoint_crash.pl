@@ -17,7 +17,8 @@
 # last installed one: never one whose control file was not renamed yet,
 # always one that was), without falling back or failing.  At the end, 10 s
 # of load with checkpoints every second must leave the log and the
-# checkpoint directory small.
+# checkpoint directory small.  Every other round of the five ways runs with
+# pg_fastckpt.backend_flush on.
 #
 # FASTCKPT_LONG_TESTS=1 runs 200 cycles instead of 20; FASTCKPT_CRASH_CYCLES
 # and FASTCKPT_CRASH_TEST_SEED override the count and the random seed.
@@ -124,8 +125,15 @@ my (%scheduled, %landed, %hits_seen);
 my ($cycles_loaded, $cycles_counted, $ckpt_before_kill, $cycles_deltas) = (0, 0, 0, 0);
 for my $cycle (1 .. $cycles)
 {
-	my $name = "cycle $cycle";
 	my $strategy = $strategies[ ($cycle - 1) % @strategies ];
+
+	# every other round of the five strategies, committing backends flush
+	# the log themselves while the log writer is idle (backend_flush)
+	my $backend_flush = (int(($cycle - 1) / @strategies) % 2 == 1) ? 'on' : 'off';
+	my $name = "cycle $cycle, backend_flush $backend_flush";
+	$node->safe_psql('postgres', qq{
+		ALTER SYSTEM SET pg_fastckpt.backend_flush = $backend_flush;
+		SELECT pg_reload_conf();});
 	$scheduled{$strategy}++;
 	$loop->start_cycle($name);
 
