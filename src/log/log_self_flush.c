@@ -33,26 +33,18 @@
 
 bool		fc_backend_flush = false;
 
-/* the segment being written, during one flush */
-static int	fc_self_fd = -1;
-static uint64 fc_self_segstart = 0;
-
-static void
-fc_self_close(void)
-{
-	if (fc_self_fd >= 0)
-		close(fc_self_fd);
-	fc_self_fd = -1;
-}
-
 /*
  * Write and sync [from, to).  Only into segments the writer has prepared
  * (zero-filled to full size); false if one is missing or on any error.
+ * Each segment is opened for this flush only: an idle backend holding it
+ * open would pin a removed segment's disk space.
  */
 static bool
 fc_self_write(uint64 from, uint64 to)
 {
 	uint64		pos = from;
+	int			fd = -1;
+	uint64		fd_segstart = 0;
 	bool		ok = true;
 
 	while (pos < to && ok)
@@ -61,38 +53,38 @@ fc_self_write(uint64 from, uint64 to)
 		uint64		len;
 		const char *src;
 
-		if (fc_self_fd >= 0 && fc_self_segstart != segstart)
+		if (fd >= 0 && fd_segstart != segstart)
 		{
 			/* leaving a segment: it must be durable before the next one */
-			if (pg_fdatasync(fc_self_fd) != 0)
-				ok = false;
-			fc_self_close();
+			ok = (pg_fdatasync(fd) == 0);
+			close(fd);
+			fd = -1;
 		}
-		if (ok && fc_self_fd < 0)
+		if (ok && fd < 0)
 		{
 			char	   *path = fc_log_segment_path(segstart);
 
-			fc_self_fd = open(path, O_WRONLY | PG_BINARY, 0);
+			fd = open(path, O_WRONLY | PG_BINARY, 0);
 			pfree(path);
-			fc_self_segstart = segstart;
-			ok = (fc_self_fd >= 0);
+			fd_segstart = segstart;
+			ok = (fd >= 0);
 		}
 		if (!ok)
 			break;
 		src = fc_log_buffer_range(pos, Min(to, segstart + FC_LOG_SEGMENT_SIZE), &len);
 		pgstat_report_wait_start(WAIT_EVENT_WAL_WRITE);
-		ok = (pg_pwrite(fc_self_fd, src, len, (off_t) (pos - segstart)) == (ssize_t) len);
+		ok = (pg_pwrite(fd, src, len, (off_t) (pos - segstart)) == (ssize_t) len);
 		pgstat_report_wait_end();
 		pos += len;
 	}
 	if (ok)
 	{
 		pgstat_report_wait_start(WAIT_EVENT_WAL_SYNC);
-		ok = (pg_fdatasync(fc_self_fd) == 0);
+		ok = (pg_fdatasync(fd) == 0);
 		pgstat_report_wait_end();
 	}
-	/* not kept open: an idle backend would pin a removed segment's space */
-	fc_self_close();
+	if (fd >= 0)
+		close(fd);
 	return ok;
 }
 
