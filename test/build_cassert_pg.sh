@@ -219,10 +219,40 @@ try_download() {
 	return 1
 }
 
+# A fresh Debian image lists binary packages only.  As root, add a deb-src
+# twin of every deb822 "Types: deb" entry (same URIs, suites, keys), once.
+DEB_SRC_LIST=/etc/apt/sources.list.d/pg-fastckpt-deb-src.sources
+enable_deb_src() {
+	local f
+	[ "$(id -u)" -eq 0 ] && [ ! -e "$DEB_SRC_LIST" ] || return 1
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && [ "$f" != "$DEB_SRC_LIST" ] || continue
+		grep -q '^Types:.*\bdeb\b' "$f" && grep -q '^URIs:.*debian' "$f" || continue
+		sed -n '/^Types:/s/.*/Types: deb-src/p; /^Types:/!p' "$f"
+		echo
+	done >"$DEB_SRC_LIST.tmp"
+	# The one-line format, for images that still use sources.list.
+	if [ -f /etc/apt/sources.list ]; then
+		sed -n 's/^deb \(.*debian.*\)/deb-src \1/p' /etc/apt/sources.list >"$DEB_SRC_LIST.list.tmp"
+		[ -s "$DEB_SRC_LIST.list.tmp" ] &&
+			mv "$DEB_SRC_LIST.list.tmp" /etc/apt/sources.list.d/pg-fastckpt-deb-src.list
+		rm -f "$DEB_SRC_LIST.list.tmp"
+	fi
+	if [ -s "$DEB_SRC_LIST.tmp" ]; then
+		mv "$DEB_SRC_LIST.tmp" "$DEB_SRC_LIST"
+	else
+		rm -f "$DEB_SRC_LIST.tmp"
+	fi
+	say "enabled Debian source packages (deb-src)"
+	apt_updated=no
+	return 0
+}
+
 TRIED=
 if [ -z "$(known_versions)" ]; then
 	say "apt has no source index for $SRCPKG"
 	apt_update_once || true
+	[ -n "$(known_versions)" ] || { enable_deb_src && apt_update_once; } || true
 fi
 [ -n "$(known_versions)" ] ||
 	die "apt-cache showsrc $SRCPKG lists no versions; is deb-src enabled in /etc/apt/sources.list.d (and apt-get update run)?"

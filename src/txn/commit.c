@@ -36,8 +36,6 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "replication/message.h"
-#include "storage/ipc.h"
-#include "storage/pmsignal.h"
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
 #include "tcop/pquery.h"
@@ -474,9 +472,16 @@ fc_commit_at_end(void)
 /*
  * Void the records of a transaction that failed after appending them.  The
  * ABORT record names them by CSN: CSNs are never reused, while PostgreSQL
- * may hand out an xid again after a crash.  When the server is going down
- * with the postmaster there is no one to tell (and no log writer to wait
- * for); the transaction was not acknowledged either way.
+ * may hand out an xid again after a crash.
+ *
+ * This runs before the rows are rolled back and the row locks released, so
+ * any record of a transaction that then reads or writes the old values
+ * lies after the ABORT record, and a durable log holding it holds the
+ * ABORT too.  That holds even when this process is exiting (FATAL in the
+ * commit wait, the postmaster's death): other sessions and the log writer
+ * may go on committing and flushing meanwhile.  If the postmaster is gone
+ * and the ring is full, the insert exits the process with its space
+ * reserved but never filled, and nothing after it can be flushed.
  */
 void
 fc_commit_at_abort(void)
@@ -484,7 +489,7 @@ fc_commit_at_abort(void)
 	fc_ckpt_first = false;
 	fc_elr_wait_lsn = 0;
 	fc_read_wait_lsn = 0;
-	if (fc_logged_csn != 0 && !proc_exit_inprogress && PostmasterIsAlive())
+	if (fc_logged_csn != 0)
 	{
 		fc_log_header rec;
 

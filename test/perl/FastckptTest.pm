@@ -9,7 +9,7 @@ use PostgreSQL::Test::Utils;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(fastckpt_node crash_postmaster wait_for_tables_open
-  simulate_log_power_loss);
+  simulate_log_power_loss server_child_pid);
 
 # A cluster with the extension preloaded and created in "postgres".
 sub fastckpt_node
@@ -82,6 +82,21 @@ sub _child_pids
 	}
 	closedir($dh);
 	return @pids;
+}
+
+# The pid of the postmaster's child whose command line matches $pattern
+# (process titles: "postgres: <cluster>: pg_fastckpt log writer"), or undef.
+sub server_child_pid
+{
+	my ($node, $pattern) = @_;
+	for my $pid (_child_pids($node->{_pid}))
+	{
+		open(my $fh, '<', "/proc/$pid/cmdline") or next;
+		my $cmdline = <$fh> // '';
+		close $fh;
+		return $pid if $cmdline =~ $pattern;
+	}
+	return undef;
 }
 
 # Wait until nothing is attached to SysV segment $shmid (or it is gone).

@@ -79,6 +79,70 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),
 ok(!$node->log_contains('TRAP:|terminated by signal|PANIC'),
 	'bad tails: no crash, assertion failure or PANIC');
 
+# ---- a commit that ends while it waits for the log ----
+# A committer whose record is in the log but whose process ends (FATAL:
+# pg_terminate_backend, or the postmaster's death) before the record is
+# durable rolls its rows back, and others then write on top of the old
+# values.  Its record must be voided before they can: else recovery
+# replays it under theirs, and an unacknowledged, rolled-back write comes
+# back (or a logged call no longer repeats).
+$node->safe_psql('postgres', q{
+	CREATE TABLE pair (id int PRIMARY KEY, v int NOT NULL) USING fastckpt;
+	INSERT INTO pair VALUES (1, 0), (2, 0);
+	CREATE FUNCTION bump(p_id int, p_d int) RETURNS void LANGUAGE sql
+		SET enable_seqscan = off
+		AS 'UPDATE pair SET v = v + p_d WHERE id = p_id';
+	SELECT fastckpt_register_procedure('bump(int,int)');
+});
+
+# Send $sql to a background psql, which then blocks in its commit wait.
+sub start_waiting_commit
+{
+	my ($sql) = @_;
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	$s->{stdin} .= "SET pg_fastckpt.commit_mode = strict;\n$sql\n\\echo committed\n";
+	$s->{run}->pump_nb;
+	$node->poll_query_until('postgres', qq{
+		SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid})
+	  or die "session $pid never waited for the log";
+	return ($s, $pid);
+}
+
+for my $round (['plain UPDATE', 'UPDATE pair SET v = v + 10 WHERE id = 1;', 10],
+	['registered call', 'SELECT bump(1, 100);', 110])
+{
+	my ($what, $later_sql, $want1) = @$round;
+	my $writer_pid = server_child_pid($node, qr/pg_fastckpt log writer/)
+	  // die 'no log writer process';
+	kill('STOP', $writer_pid) or die "could not stop the log writer: $!";
+
+	# the first writer's record is in the buffer; it is terminated
+	my ($first, $first_pid) = start_waiting_commit(
+		'BEGIN; UPDATE pair SET v = v + 1; COMMIT;');
+	$node->safe_psql('postgres', "SELECT pg_terminate_backend($first_pid, 60000)");
+	$first->{run}->finish;
+	unlike($first->{stdout}, qr/committed/,
+		"$what: the terminated commit was not acknowledged");
+
+	# a later transaction reads the rolled-back row and writes it
+	my ($later) = start_waiting_commit($later_sql);
+	kill('CONT', $writer_pid);
+	$later->{run}->pump until $later->{stdout} =~ /committed/;
+	like($later->{stdout}, qr/committed/, "$what: the later commit is acknowledged");
+	$later->quit;
+	is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM pair'),
+		"$want1,0", "$what: before the crash, only the later write is there");
+
+	crash_postmaster($node);
+	$node->start;
+	wait_for_tables_open($node);
+	is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM pair'),
+		"$want1,0", "$what: after recovery, the terminated commit is still void");
+}
+cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery'),
+	'>=', 1, 'the later call was logged as a call and replayed');
+
 # ---- a full log device ----
 SKIP:
 {
