@@ -1,7 +1,9 @@
 # Failure behaviour of the log: a torn or corrupted tail ends replay at the
-# last valid record without crashing; a log device that fills up
-# acknowledges no commit, refuses new writes with a clear error, and once
-# space returns the waiting commit completes and nothing is lost.
+# last valid record without crashing; a commit whose session is terminated
+# while it waits for the log stays void after recovery, even under later
+# writes of its rows; a log device that fills up acknowledges no commit,
+# refuses new writes with a clear error, and once space returns the waiting
+# commit completes and nothing is lost.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
