@@ -156,6 +156,8 @@ fc_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	if (!succeeded)
 		hdr->flags |= FC_XMIN_ABORTED;
 	LWLockRelease(lock);
+	if (!succeeded)
+		fc_write_set_forget_insert(tbl, slotno);
 }
 
 void

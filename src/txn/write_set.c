@@ -66,6 +66,30 @@ fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid)
 	w->op = op;
 }
 
+/*
+ * A super-deleted speculative insertion (ON CONFLICT found a conflict) is
+ * dead to everyone at once and VACUUM may hand its slot to another
+ * transaction before we commit: drop it from the write set, or our commit
+ * would install and log whatever that transaction put there.
+ */
+void
+fc_write_set_forget_insert(FcTable *tbl, uint64 slotno)
+{
+	for (int i = fc_nwrites - 1; i >= 0; i--)
+	{
+		FcWrite    *w = &fc_writes[i];
+
+		if (w->tbl == tbl && w->slotno == slotno && w->op == FC_OP_INSERT)
+		{
+			memmove(w, w + 1, (fc_nwrites - i - 1) * sizeof(FcWrite));
+			fc_nwrites--;
+			return;
+		}
+	}
+	elog(ERROR, "speculative insertion into slot " UINT64_FORMAT " of a fastckpt table is not in the write set",
+		 slotno);
+}
+
 int
 fc_write_set_size(void)
 {

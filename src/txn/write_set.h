@@ -34,6 +34,7 @@ typedef struct FcWrite
 
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid);
+extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
 extern int	fc_write_set_size(void);
 extern FcWrite *fc_write_set_get(int i);
 extern bool fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase);
