@@ -31,6 +31,7 @@ int			fc_recovery_wait_timeout_ms = 60000;
 int			fc_commit_mode = FC_COMMIT_EARLY_LOCK_RELEASE;
 int			fc_log_buffer_size_kb = 16 * 1024;
 bool		fc_test_sync_trace = false;
+bool		fc_test_commit_no_wait = false;
 int			fc_test_recovery_delay_ms = 0;
 int			fc_checkpoint_timeout_s = 60;
 double		fc_checkpoint_completion_target = 0.9;
@@ -408,6 +409,16 @@ _PG_init(void)
 							 &fc_test_sync_trace,
 							 false,
 							 PGC_POSTMASTER,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_fastckpt.test_commit_no_wait",
+							 "Benchmarking only: acknowledge fastckpt commits without waiting for their log records to be durable.",
+							 "Measures the access method without the durability hand-off: the log writer is woken only when its buffer fills "
+							 "and acknowledged commits can be lost in a crash.  Transactions that also write WAL-logged tables still wait.",
+							 &fc_test_commit_no_wait,
+							 false,
+							 PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 

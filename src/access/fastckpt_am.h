@@ -46,6 +46,7 @@ extern bool fc_xmin_committed(TransactionId xmin, uint16 *flags);
 extern bool fc_xmin_aborted(TransactionId xmin, uint16 *flags);
 extern bool fc_xmax_committed(FcSlotHeader *hdr);
 extern bool fc_xmax_live(FcSlotHeader *hdr);
+extern bool fc_xmax_running(FcSlotHeader *hdr);
 extern bool fc_slot_dead_to_all(FcSlotHeader *hdr, struct GlobalVisState *vistest);
 extern bool fc_slot_recently_dead(FcSlotHeader *hdr);
 

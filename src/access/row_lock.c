@@ -222,7 +222,7 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 			}
 			return FC_ROW_INVISIBLE;
 		}
-		if (TransactionIdIsInProgress(hdr->xmax))
+		if (fc_xmax_running(hdr))
 		{
 			LockTupleMode held = ((hdr->flags & FC_XMAX_UPDATED) &&
 								  !(hdr->flags & FC_XMAX_KEYS_UPDATED)) ?

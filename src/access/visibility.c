@@ -25,6 +25,7 @@
 #include "utils/snapmgr.h"
 
 #include "access/fastckpt_am.h"
+#include "log/log.h"
 
 /* Did the creator commit?  (Not in progress and committed in clog.) */
 bool
@@ -41,11 +42,15 @@ fc_xmin_committed(TransactionId xmin, uint16 *flags)
 		*flags |= FC_XMIN_COMMITTED;
 		return true;
 	}
-	*flags |= FC_XMIN_ABORTED;
+	if (!fc_log_xid_voidable(xmin))
+		*flags |= FC_XMIN_ABORTED;
 	return false;
 }
 
-/* Did the creator abort (or crash)?  False while it is still running. */
+/*
+ * Did the creator abort?  False while it is still running, or has ended
+ * without having voided its log records yet (fc_log_set_voidable).
+ */
 bool
 fc_xmin_aborted(TransactionId xmin, uint16 *flags)
 {
@@ -60,6 +65,8 @@ fc_xmin_aborted(TransactionId xmin, uint16 *flags)
 		*flags |= FC_XMIN_COMMITTED;
 		return false;
 	}
+	if (fc_log_xid_voidable(xmin))
+		return false;
 	*flags |= FC_XMIN_ABORTED;
 	return true;
 }
@@ -84,7 +91,8 @@ fc_xmin_visible_mvcc(TransactionId xmin, CommandId cmin, uint16 *flags,
 		return true;
 	}
 	/* not running when the snapshot was taken, and not committed */
-	*flags |= FC_XMIN_ABORTED;
+	if (!fc_log_xid_voidable(xmin))
+		*flags |= FC_XMIN_ABORTED;
 	return false;
 }
 
@@ -105,7 +113,8 @@ fc_xmax_visible_mvcc(FcSlotHeader *hdr, Snapshot snapshot)
 		hdr->flags |= FC_XMAX_COMMITTED;
 		return true;
 	}
-	hdr->flags |= FC_XMAX_ABORTED;
+	if (!fc_log_xid_voidable(hdr->xmax))
+		hdr->flags |= FC_XMAX_ABORTED;
 	return false;
 }
 
@@ -132,6 +141,8 @@ fc_xmax_state(FcSlotHeader *hdr)
 		hdr->flags |= FC_XMAX_COMMITTED;
 		return FC_XMAX_DONE;
 	}
+	if (fc_log_xid_voidable(hdr->xmax))
+		return FC_XMAX_RUNNING;
 	hdr->flags |= FC_XMAX_ABORTED;
 	return FC_XMAX_NONE;
 }
@@ -141,6 +152,13 @@ bool
 fc_xmax_committed(FcSlotHeader *hdr)
 {
 	return fc_xmax_state(hdr) == FC_XMAX_DONE;
+}
+
+/* Is the deleter us, or running (see fc_xmax_state)? */
+bool
+fc_xmax_running(FcSlotHeader *hdr)
+{
+	return fc_xmax_state(hdr) == FC_XMAX_RUNNING;
 }
 
 /* Is there a deleter that has not aborted (running or committed)? */

@@ -25,6 +25,7 @@ extern int	fc_commit_mode;
 extern int	fc_log_buffer_size_kb;
 extern bool fc_test_sync_trace;
 extern bool fc_backend_flush;
+extern bool fc_test_commit_no_wait;
 
 /* Counters behind fastckpt_stat_log. */
 typedef struct FcLogStats
@@ -48,6 +49,10 @@ extern Size fc_log_shmem_size(void);
 extern void fc_log_shmem_init(void);
 extern uint64 fc_log_insert(void *record, uint32 len);
 extern void fc_log_wait_flushed(uint64 lsn, bool after_commit);
+extern void fc_log_wait_durable_quietly(uint64 lsn);
+extern void fc_log_set_voidable(TransactionId top_xid, bool with_subxacts);
+extern void fc_log_clear_voidable(void);
+extern bool fc_log_xid_voidable(TransactionId xid);
 extern uint64 fc_log_flushed_lsn(void);
 extern uint64 fc_log_next_csn(void);
 extern uint64 fc_log_peek_next_csn(void);

@@ -31,6 +31,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "access/transam.h"
 #include "access/twophase.h"
 #include "tcop/tcopprot.h"
 #include "utils/timestamp.h"
@@ -46,6 +47,8 @@ typedef struct FcLogProc
 {
 	pg_atomic_uint64 inserting_at;	/* FC_NOT_INSERTING when idle */
 	pg_atomic_uint64 wait_lsn;	/* 0 when not waiting */
+	pg_atomic_uint32 voidable_xid;	/* see fc_log_set_voidable() */
+	pg_atomic_uint32 voidable_subxacts;
 	/* counters written by their own process only */
 	uint64		records[FC_REC_KIND_MAX + 1];
 	uint64		bytes;
@@ -142,6 +145,8 @@ fc_log_shmem_init(void)
 			memset(p, 0, sizeof(FcLogProcPadded));
 			pg_atomic_init_u64(&p->inserting_at, FC_NOT_INSERTING);
 			pg_atomic_init_u64(&p->wait_lsn, 0);
+			pg_atomic_init_u32(&p->voidable_xid, InvalidTransactionId);
+			pg_atomic_init_u32(&p->voidable_subxacts, 0);
 		}
 	}
 	fc_log_ring = (char *) fc_log + fc_log->buffer_offset;
@@ -279,8 +284,17 @@ fc_log_insert(void *record, uint32 len)
 
 	pg_write_barrier();
 	pg_atomic_write_u64(&me->inserting_at, FC_NOT_INSERTING);
-	/* with backend_flush, the committer's wait flushes or wakes the writer */
-	if (!fc_backend_flush)
+	/*
+	 * With backend_flush, the committer's wait flushes or wakes the writer.
+	 * Unwaited commits (benchmarking) leave the writer asleep until a
+	 * quarter of the ring is waiting to be written.
+	 */
+	if (fc_test_commit_no_wait)
+	{
+		if (end - pg_atomic_read_u64(&fc_log->flushed_lsn) > fc_log->buffer_size / 4)
+			fc_log_wake_writer();
+	}
+	else if (!fc_backend_flush)
 		fc_log_wake_writer();
 	RESUME_INTERRUPTS();
 
@@ -357,6 +371,91 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 	pg_atomic_write_u64(&me->wait_lsn, 0);
 	me->commit_waits++;
 	me->commit_wait_us += (uint64) Max(0, GetCurrentTimestamp() - start);
+}
+
+/*
+ * Wait, taking no interrupts, for an ABORT record to be durable: a client
+ * told that its transaction rolled back must not see it back after a
+ * crash.  Runs in the abort path, so it neither fails nor waits forever:
+ * it gives up while the log cannot be written (the ABORT record is then
+ * written, after what it voids, once it can) or the postmaster is gone.
+ */
+void
+fc_log_wait_durable_quietly(uint64 lsn)
+{
+	FcLogProc  *me = fc_log_me();
+
+	if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
+		return;
+	pg_atomic_write_u64(&me->wait_lsn, lsn);
+	fc_log_wake_writer();
+	while (pg_atomic_read_u64(&fc_log->flushed_lsn) < lsn &&
+		   pg_atomic_read_u32(&fc_log->failing) == 0)
+	{
+		int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
+								   100L, PG_WAIT_EXTENSION);
+
+		ResetLatch(MyLatch);
+		if (rc & WL_POSTMASTER_DEATH)
+			break;
+	}
+	pg_atomic_write_u64(&me->wait_lsn, 0);
+}
+
+/*
+ * A transaction whose records are in the log stays "voidable" until it has
+ * committed or logged its ABORT record.  PostgreSQL shows an aborting
+ * transaction as ended before our abort callback logs that record; in
+ * between, its rows must still look busy to others (visibility.c), or one
+ * of them could act on the rollback and log a record that the ABORT record
+ * does not precede: a crash could then keep both.  Subtransaction xids are
+ * not published one by one: any later xid counts while the flag is set,
+ * which only makes a rare waiter wait a little longer.
+ */
+void
+fc_log_set_voidable(TransactionId top_xid, bool with_subxacts)
+{
+	FcLogProc  *me = fc_log_me();
+
+	pg_atomic_write_u32(&me->voidable_subxacts, with_subxacts ? 1 : 0);
+	pg_atomic_write_u32(&me->voidable_xid, top_xid);
+	pg_memory_barrier();
+}
+
+void
+fc_log_clear_voidable(void)
+{
+	FcLogProc  *me = fc_log_me();
+
+	if (pg_atomic_read_u32(&me->voidable_xid) == InvalidTransactionId)
+		return;
+	/* our ABORT record, if any, is reserved before anyone sees us done */
+	pg_memory_barrier();
+	pg_atomic_write_u32(&me->voidable_xid, InvalidTransactionId);
+}
+
+/*
+ * May xid, which is neither running nor committed, belong to a transaction
+ * that has not logged its ABORT record yet?  Only asked before caching
+ * "aborted" in a row's hints, which is rare.
+ */
+bool
+fc_log_xid_voidable(TransactionId xid)
+{
+	pg_memory_barrier();
+	for (int i = 0; i < fc_log->nprocs; i++)
+	{
+		FcLogProc  *p = &fc_log->procs[i].proc;
+		TransactionId top = pg_atomic_read_u32(&p->voidable_xid);
+
+		if (top == InvalidTransactionId)
+			continue;
+		if (xid == top ||
+			(pg_atomic_read_u32(&p->voidable_subxacts) != 0 &&
+			 TransactionIdFollows(xid, top)))
+			return true;
+	}
+	return false;
 }
 
 /*

@@ -36,6 +36,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "replication/message.h"
+#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
 #include "tcop/pquery.h"
@@ -66,7 +67,11 @@ typedef struct FcRecBuilder
 static FcRecBuilder fc_rb;
 static uint64 fc_elr_wait_lsn = 0;	/* wait for this after locks are released */
 static uint64 fc_logged_csn = 0;	/* records appended with this CSN */
+static uint64 fc_abort_wait_lsn = 0;	/* durable before a rollback is reported */
 static bool fc_ckpt_first = false;	/* changed what logged calls need */
+
+static void fc_commit_log_abort(void);
+static bool fc_statement_returns_nothing(void);
 uint64		fc_read_wait_lsn = 0;
 
 static void
@@ -90,6 +95,9 @@ fc_rb_begin(uint8 kind, uint8 flags, uint64 csn)
 static void
 fc_rb_emit(void)
 {
+	if (fc_logged_csn == 0)
+		fc_log_set_voidable(GetTopTransactionIdIfAny(),
+							fc_write_set_has_subxact_writes());
 	fc_rb.end_lsn = fc_log_insert(fc_rb.buf, fc_rb.hdr->len);
 	fc_rb.nrecords++;
 	fc_logged_csn = fc_rb.hdr->csn;
@@ -216,6 +224,32 @@ fc_commit_require_checkpoint(void)
 }
 
 /*
+ * Wait for our records before PostgreSQL commits.  If the wait fails (a
+ * cancel), the transaction aborts: void its records, and wait for that,
+ * before the error reaches the client, who may take the error as the
+ * rollback.  (Errors that PostgreSQL raises after our PRE_COMMIT callback
+ * are voided in the abort callback, after the client has the error.)
+ * FATAL exits without coming here; fc_commit_at_abort voids then.
+ */
+static void
+fc_commit_wait_or_void(uint64 lsn)
+{
+	PG_TRY();
+	{
+		fc_log_wait_flushed(lsn, false);
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		fc_commit_log_abort();
+		fc_log_wait_durable_quietly(fc_abort_wait_lsn);
+		RESUME_INTERRUPTS();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/*
  * Replay runs a logged call against the catalogs and storages of the
  * moment it replays, so a transaction that changes a registered routine or
  * drops a storage (DROP, TRUNCATE, table rewrites) must not commit while
@@ -249,15 +283,15 @@ fc_commit_pre_commit(void)
 	FcTable    *prev_tbl = NULL;
 	uint64		prev_slot = 0;
 	int			verdict;
+	uint64		read_lsn;
 
 	fc_elr_wait_lsn = 0;
-	if (fc_read_wait_lsn != 0)
+	read_lsn = fc_read_wait_lsn;
+	fc_read_wait_lsn = 0;
+	if (read_lsn != 0 && nwrites == 0)
 	{
-		uint64		lsn = fc_read_wait_lsn;
-
-		fc_read_wait_lsn = 0;
-		if (nwrites == 0)
-			fc_log_wait_flushed(lsn, false);
+		fc_log_wait_flushed(read_lsn, false);
+		read_lsn = 0;
 	}
 	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
 		fc_checkpoint_for_calls();
@@ -437,9 +471,18 @@ fc_commit_pre_commit(void)
 		fc_call_count((FcFallback) verdict);
 
 	if (fc_rb.nrecords == 0)
+	{
+		/* nothing left to log (its tables went away): still wait for reads */
+		if (read_lsn != 0)
+			fc_log_wait_flushed(read_lsn, false);
 		return;
-	if (needs_clog || fc_commit_mode == FC_COMMIT_STRICT)
-		fc_log_wait_flushed(fc_rb.end_lsn, false);
+	}
+	if (needs_clog)
+		fc_commit_wait_or_void(fc_rb.end_lsn);
+	else if (fc_test_commit_no_wait)
+		return;
+	else if (fc_commit_mode == FC_COMMIT_STRICT)
+		fc_commit_wait_or_void(fc_rb.end_lsn);
 	else
 		fc_elr_wait_lsn = fc_rb.end_lsn;
 }
@@ -453,9 +496,26 @@ static void
 fc_commit_release_callback(ResourceReleasePhase phase, bool isCommit,
 						   bool isTopLevel, void *arg)
 {
-	uint64		lsn = fc_elr_wait_lsn;
+	uint64		lsn;
 
-	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isCommit || !isTopLevel || lsn == 0)
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isTopLevel)
+		return;
+	if (!isCommit)
+	{
+		/*
+		 * The client hears of the rollback (libpq reports the error once
+		 * the abort is done) only when a crash can no longer bring the
+		 * transaction back.  A process that is exiting tells its client
+		 * nothing either way.
+		 */
+		lsn = fc_abort_wait_lsn;
+		fc_abort_wait_lsn = 0;
+		if (lsn != 0 && !proc_exit_inprogress)
+			fc_log_wait_durable_quietly(lsn);
+		return;
+	}
+	lsn = fc_elr_wait_lsn;
+	if (lsn == 0)
 		return;
 	fc_elr_wait_lsn = 0;
 	fc_log_wait_flushed(lsn, true);
@@ -465,8 +525,29 @@ void
 fc_commit_at_end(void)
 {
 	fc_ckpt_first = false;
+	if (fc_logged_csn != 0)
+		fc_log_clear_voidable();
 	fc_logged_csn = 0;
 	fc_read_wait_lsn = 0;
+}
+
+/* Append the ABORT record voiding our records, if any (see below). */
+static void
+fc_commit_log_abort(void)
+{
+	fc_log_header rec;
+
+	if (fc_logged_csn == 0)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.len = FC_LOG_HEADER_SIZE;
+	rec.csn = fc_logged_csn;
+	rec.xid = U64FromFullTransactionId(GetTopFullTransactionIdIfAny());
+	rec.dbid = MyDatabaseId;
+	rec.kind = FC_REC_ABORT;
+	fc_abort_wait_lsn = fc_log_insert(&rec, rec.len);
+	fc_log_clear_voidable();
+	fc_logged_csn = 0;
 }
 
 /*
@@ -474,34 +555,29 @@ fc_commit_at_end(void)
  * ABORT record names them by CSN: CSNs are never reused, while PostgreSQL
  * may hand out an xid again after a crash.
  *
- * This runs before the rows are rolled back and the row locks released, so
- * any record of a transaction that then reads or writes the old values
- * lies after the ABORT record, and a durable log holding it holds the
- * ABORT too.  That holds even when this process is exiting (FATAL in the
- * commit wait, the postmaster's death): other sessions and the log writer
- * may go on committing and flushing meanwhile.  If the postmaster is gone
- * and the ring is full, the insert exits the process with its space
- * reserved but never filled, and nothing after it can be flushed.
+ * This runs before the rows are rolled back and the row locks released,
+ * and until the ABORT record is reserved our rows look busy to others
+ * (fc_log_set_voidable), so any record of a transaction that reads or
+ * writes the old values lies after the ABORT record, and a durable log
+ * holding it holds the ABORT too.  That holds even when this process is
+ * exiting (FATAL in the commit wait, the postmaster's death): other
+ * sessions and the log writer may go on committing and flushing meanwhile.
+ * If the postmaster is gone and the ring is full, the insert exits the
+ * process with its space reserved but never filled, and nothing after it
+ * can be flushed.
+ *
+ * The ABORT record is waited for once the rows are rolled back and the
+ * locks released (fc_commit_release_callback).
  */
 void
 fc_commit_at_abort(void)
 {
 	fc_ckpt_first = false;
 	fc_elr_wait_lsn = 0;
+	fc_commit_log_abort();
+	/* a rollback is reported only once the rows it returned are durable */
+	fc_abort_wait_lsn = Max(fc_abort_wait_lsn, fc_read_wait_lsn);
 	fc_read_wait_lsn = 0;
-	if (fc_logged_csn != 0)
-	{
-		fc_log_header rec;
-
-		memset(&rec, 0, sizeof(rec));
-		rec.len = FC_LOG_HEADER_SIZE;
-		rec.csn = fc_logged_csn;
-		rec.xid = U64FromFullTransactionId(GetTopFullTransactionIdIfAny());
-		rec.dbid = MyDatabaseId;
-		rec.kind = FC_REC_ABORT;
-		(void) fc_log_insert(&rec, rec.len);
-	}
-	fc_logged_csn = 0;
 }
 
 /*
@@ -516,7 +592,8 @@ fc_note_read_stamp(uint64 stamp)
 	/* durable positions only grow: ask shared memory only past our copy */
 	static uint64 known_flushed = 0;
 
-	if (likely(stamp <= known_flushed) || stamp <= fc_read_wait_lsn)
+	if (likely(stamp <= known_flushed) || stamp <= fc_read_wait_lsn ||
+		fc_test_commit_no_wait)
 		return;
 	known_flushed = fc_log_flushed_lsn();
 	if (stamp > known_flushed)
@@ -533,22 +610,54 @@ fc_wait_read_durable_slow(void)
 {
 	uint64		lsn = fc_read_wait_lsn;
 
-	if (fc_write_set_size() > 0)
-	{
-		fc_read_wait_lsn = 0;
-		return;
-	}
-
 	/*
-	 * A data-modifying statement (an UPDATE reading the row it will
-	 * change) returns no rows of others: decide at its commit, where it has
-	 * either written (and waits for a later position) or waits for this.
+	 * The wait may be put off to the commit when nothing read reaches the
+	 * client before it: a statement that returns no rows, or one outside a
+	 * transaction block of a transaction that wrote fastckpt rows (it
+	 * commits with a later record, and its rows are sent after its commit).
+	 * The position is then kept, not cleared: a savepoint rollback may yet
+	 * leave the transaction without writes, and its commit (or rollback,
+	 * fc_commit_at_abort) waits for it.
 	 */
-	if (ActivePortal != NULL &&
-		(ActivePortal->commandTag == CMDTAG_UPDATE ||
-		 ActivePortal->commandTag == CMDTAG_DELETE ||
-		 ActivePortal->commandTag == CMDTAG_INSERT ||
-		 ActivePortal->commandTag == CMDTAG_MERGE))
+	if (fc_statement_returns_nothing() ||
+		(fc_write_set_size() > 0 && !IsTransactionBlock()))
+		return;
+	fc_read_wait_lsn = 0;
+	fc_log_wait_flushed(lsn, false);
+}
+
+/*
+ * A data-modifying statement without RETURNING (an UPDATE reading the row
+ * it will change) sends no rows to its client: the read can be made
+ * durable at commit, where the transaction has either written (and waits
+ * for a later position) or waits for this one.  A statement inside a
+ * function counts as the statement that called it.
+ */
+static bool
+fc_statement_returns_nothing(void)
+{
+	PlannedStmt *stmt;
+
+	if (ActivePortal == NULL || ActivePortal->strategy != PORTAL_MULTI_QUERY ||
+		list_length(ActivePortal->stmts) != 1)
+		return false;
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+	return (stmt->commandType == CMD_UPDATE ||
+			stmt->commandType == CMD_DELETE ||
+			stmt->commandType == CMD_INSERT ||
+			stmt->commandType == CMD_MERGE) && !stmt->hasReturning;
+}
+
+/*
+ * PREPARE TRANSACTION acknowledges like a commit: what the transaction read
+ * must be durable first (one that wrote fastckpt rows cannot prepare).
+ */
+void
+fc_commit_pre_prepare(void)
+{
+	uint64		lsn = fc_read_wait_lsn;
+
+	if (lsn == 0)
 		return;
 	fc_read_wait_lsn = 0;
 	fc_log_wait_flushed(lsn, false);

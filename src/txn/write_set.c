@@ -90,6 +90,18 @@ fc_write_set_forget_insert(FcTable *tbl, uint64 slotno)
 		 slotno);
 }
 
+/* Did a subtransaction (committed into ours) write any of our rows? */
+bool
+fc_write_set_has_subxact_writes(void)
+{
+	TransactionId top = GetTopTransactionIdIfAny();
+
+	for (int i = 0; i < fc_nwrites; i++)
+		if (fc_writes[i].xid != top)
+			return true;
+	return false;
+}
+
 int
 fc_write_set_size(void)
 {
@@ -380,6 +392,7 @@ fc_xact_callback(XactEvent event, void *arg)
 						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
 						 errdetail("A prepared transaction outlives its session, but fastckpt keeps a transaction's row changes with the session until it ends."),
 						 errhint("Commit or roll back instead, or keep fastckpt writes out of two-phase transactions.")));
+			fc_commit_pre_prepare();
 			break;
 		default:
 			break;

@@ -35,6 +35,7 @@ typedef struct FcWrite
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
+extern bool fc_write_set_has_subxact_writes(void);
 extern int	fc_write_set_size(void);
 extern FcWrite *fc_write_set_get(int i);
 extern bool fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase);
@@ -47,6 +48,7 @@ extern bool fc_write_starts_run(int i);
 extern void fc_commit_pre_commit(void);
 extern void fc_commit_at_abort(void);
 extern void fc_commit_at_end(void);
+extern void fc_commit_pre_prepare(void);
 extern void fc_commit_require_checkpoint(void);
 extern void fc_commit_register_callbacks(void);
 extern void fc_note_read_stamp(uint64 stamp);

@@ -1,7 +1,8 @@
 # Failure behaviour of the log: a torn or corrupted tail ends replay at the
 # last valid record without crashing; a commit whose session is terminated
 # while it waits for the log stays void after recovery, even under later
-# writes of its rows; a log device that fills up acknowledges no commit,
+# writes of its rows; a cancelled one reports its error only once its
+# ABORT record is durable; a log device that fills up acknowledges no commit,
 # refuses new writes with a clear error, and once space returns the waiting
 # commit completes and nothing is lost.
 use strict;
@@ -15,7 +16,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
 
-my $node = fastckpt_node('log_failures');
+my $node = fastckpt_node('log_failures', "max_prepared_transactions = 2\n");
 my $logdir = $node->data_dir . '/pg_fastckpt/log';
 
 $node->safe_psql('postgres',
@@ -144,6 +145,111 @@ for my $round (['plain UPDATE', 'UPDATE pair SET v = v + 10 WHERE id = 1;', 10],
 }
 cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery'),
 	'>=', 1, 'the later call was logged as a call and replayed');
+
+# ---- a commit cancelled while it waits for the log ----
+# The cancel rolls the transaction back after its record is in the log; the
+# client is told so only once the ABORT record that voids it is durable,
+# or a crash right after the error could bring the transaction back.
+{
+	my $writer_pid = server_child_pid($node, qr/pg_fastckpt log writer/)
+	  // die 'no log writer process';
+	kill('STOP', $writer_pid) or die "could not stop the log writer: $!";
+	my ($s, $pid) = start_waiting_commit('BEGIN; UPDATE pair SET v = v + 1000; COMMIT;');
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	for (1 .. 10)
+	{
+		usleep(100_000);
+		$s->{run}->pump_nb;
+	}
+	unlike($s->{stderr}, qr/canceling statement/,
+		'cancelled commit: no error reported while its ABORT record is not durable');
+	kill('CONT', $writer_pid);
+	$s->{run}->pump until $s->{stderr} =~ /canceling statement/;
+	like($s->{stderr}, qr/canceling statement due to user request/,
+		'cancelled commit: the error comes once the log is written');
+	$s->quit;
+	my $now = $node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM pair');
+	crash_postmaster($node, 1);
+	$node->start;
+	wait_for_tables_open($node);
+	is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM pair'),
+		$now, 'cancelled commit: still void after a crash right after the error');
+}
+
+# ---- no lost-then-seen: what others read waits for the log ----
+# With early lock release a committed row is visible before its record is
+# durable.  No session may hand it to its client (rows, RETURNING, an
+# acknowledged COMMIT, PREPARE or ROLLBACK) before the record is durable,
+# also when it has written fastckpt rows itself; a statement that returns
+# nothing (INSERT ... SELECT) leaves the wait to the transaction's end.
+{
+	$node->safe_psql('postgres',
+		'CREATE TABLE copy (v int); CREATE TABLE scratch (v int) USING fastckpt');
+	my $writer_pid = server_child_pid($node, qr/pg_fastckpt log writer/)
+	  // die 'no log writer process';
+	kill('STOP', $writer_pid) or die "could not stop the log writer: $!";
+
+	my $w = $node->background_psql('postgres', on_error_stop => 0);
+	my $w_pid = $w->query_safe('SELECT pg_backend_pid()');
+	$w->{stdin} .= "UPDATE pair SET v = v + 5 WHERE id = 2;\n\\echo committed\n";
+	$w->{run}->pump_nb;
+	$node->poll_query_until('postgres', qq{
+		SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $w_pid})
+	  or die 'the writer never waited for the log';
+
+	# each reader ends with \echo done; none may print anything while the
+	# log writer is stopped
+	my %readers = (
+		'SELECT' => 'SELECT v + 0 FROM pair WHERE id = 2;',
+		'INSERT ... RETURNING' =>
+		  'BEGIN; INSERT INTO copy SELECT v FROM pair WHERE id = 2 RETURNING v + 0; COMMIT;',
+		'INSERT ... SELECT, COMMIT' =>
+		  'INSERT INTO copy SELECT v FROM pair WHERE id = 2;',
+		'wrote, then SELECT in a block' =>
+		  'BEGIN; INSERT INTO scratch VALUES (0); SELECT v + 0 FROM pair WHERE id = 2; COMMIT;',
+		'savepoint rolled back, COMMIT' =>
+		  'BEGIN; SAVEPOINT s; INSERT INTO scratch SELECT v FROM pair WHERE id = 2; '
+		  . 'ROLLBACK TO s; COMMIT;',
+		'ROLLBACK' =>
+		  'BEGIN; INSERT INTO scratch SELECT v FROM pair WHERE id = 2; ROLLBACK;',
+		'PREPARE TRANSACTION' =>
+		  q{BEGIN; INSERT INTO copy SELECT v FROM pair WHERE id = 2; PREPARE TRANSACTION 'p1';},
+	);
+	my %sessions;
+	for my $name (sort keys %readers)
+	{
+		my $s = $node->background_psql('postgres', on_error_stop => 0);
+		$s->{stdin} .= "$readers{$name}\n\\echo done\n";
+		$s->{run}->pump_nb;
+		$sessions{$name} = $s;
+	}
+	for (1 .. 10)
+	{
+		usleep(100_000);
+		$_->{run}->pump_nb for values %sessions;
+	}
+	for my $name (sort keys %sessions)
+	{
+		my $out = $sessions{$name}->{stdout};
+		is($out, '', "not durable yet: $name does not return");
+	}
+	unlike($w->{stdout}, qr/committed/, 'not durable yet: the writer is not acknowledged');
+
+	kill('CONT', $writer_pid);
+	for my $name (sort keys %sessions)
+	{
+		my $s = $sessions{$name};
+		$s->{run}->pump until $s->{stdout} =~ /done/;
+		is($s->{stderr}, '', "$name: no error once the log is written");
+		$s->quit;
+	}
+	$w->{run}->pump until $w->{stdout} =~ /committed/;
+	$w->quit;
+	$node->safe_psql('postgres', "COMMIT PREPARED 'p1'");
+	is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\') FROM copy'),
+		join(',', ($node->safe_psql('postgres', 'SELECT v FROM pair WHERE id = 2')) x 3),
+		'the readers copied the committed value');
+}
 
 # ---- a full log device ----
 SKIP:
