@@ -98,13 +98,15 @@ $node->safe_psql('postgres', q{
 	SELECT fastckpt_register_procedure('bump(int,int)');
 });
 
-# Send $sql to a background psql, which then blocks in its commit wait.
+# Send $sql to a background psql, which then blocks in its commit wait
+# (in commit mode $mode, strict by default).
 sub start_waiting_commit
 {
-	my ($sql) = @_;
+	my ($sql, $mode) = @_;
 	my $s = $node->background_psql('postgres', on_error_stop => 0);
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
-	$s->{stdin} .= "SET pg_fastckpt.commit_mode = strict;\n$sql\n\\echo committed\n";
+	$mode //= 'strict';
+	$s->{stdin} .= "SET pg_fastckpt.commit_mode = $mode;\n$sql\n\\echo committed\n";
 	$s->{run}->pump_nb;
 	$node->poll_query_until('postgres', qq{
 		SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $pid})
@@ -189,13 +191,8 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 	  // die 'no log writer process';
 	kill('STOP', $writer_pid) or die "could not stop the log writer: $!";
 
-	my $w = $node->background_psql('postgres', on_error_stop => 0);
-	my $w_pid = $w->query_safe('SELECT pg_backend_pid()');
-	$w->{stdin} .= "UPDATE pair SET v = v + 5 WHERE id = 2;\n\\echo committed\n";
-	$w->{run}->pump_nb;
-	$node->poll_query_until('postgres', qq{
-		SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $w_pid})
-	  or die 'the writer never waited for the log';
+	my ($w) = start_waiting_commit('UPDATE pair SET v = v + 5 WHERE id = 2;',
+		'early_lock_release');
 
 	# each reader ends with \echo done; none may print anything while the
 	# log writer is stopped
