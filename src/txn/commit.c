@@ -283,16 +283,11 @@ fc_commit_pre_commit(void)
 	FcTable    *prev_tbl = NULL;
 	uint64		prev_slot = 0;
 	int			verdict;
-	uint64		read_lsn;
 
 	fc_elr_wait_lsn = 0;
-	read_lsn = fc_read_wait_lsn;
-	fc_read_wait_lsn = 0;
-	if (read_lsn != 0 && nwrites == 0)
-	{
-		fc_log_wait_flushed(read_lsn, false);
-		read_lsn = 0;
-	}
+	/* a writer's reads are covered by its own, later record (see below) */
+	if (nwrites == 0)
+		fc_commit_wait_reads();
 	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
 		fc_checkpoint_for_calls();
 	if (nwrites == 0 && !fc_pending_changes_exist())
@@ -473,8 +468,7 @@ fc_commit_pre_commit(void)
 	if (fc_rb.nrecords == 0)
 	{
 		/* nothing left to log (its tables went away): still wait for reads */
-		if (read_lsn != 0)
-			fc_log_wait_flushed(read_lsn, false);
+		fc_commit_wait_reads();
 		return;
 	}
 	if (needs_clog)
@@ -601,15 +595,12 @@ fc_note_read_stamp(uint64 stamp)
 }
 
 /*
- * A transaction that has not written fastckpt rows never returns a row
- * version whose record is not durable: it waits for the flush.  One that
- * has written waits at its own commit, for a later position.
+ * Nothing read of a commit whose record is not durable yet reaches the
+ * client before that record is durable.
  */
 void
 fc_wait_read_durable_slow(void)
 {
-	uint64		lsn = fc_read_wait_lsn;
-
 	/*
 	 * The wait may be put off to the commit when nothing read reaches the
 	 * client before it: a statement that returns no rows, or one outside a
@@ -622,8 +613,7 @@ fc_wait_read_durable_slow(void)
 	if (fc_statement_returns_nothing() ||
 		(fc_write_set_size() > 0 && !IsTransactionBlock()))
 		return;
-	fc_read_wait_lsn = 0;
-	fc_log_wait_flushed(lsn, false);
+	fc_commit_wait_reads();
 }
 
 /*
@@ -649,11 +639,12 @@ fc_statement_returns_nothing(void)
 }
 
 /*
- * PREPARE TRANSACTION acknowledges like a commit: what the transaction read
- * must be durable first (one that wrote fastckpt rows cannot prepare).
+ * Wait now for what the transaction has read (the put-off position, if
+ * any).  Also before PREPARE TRANSACTION, which acknowledges like a commit
+ * (one that wrote fastckpt rows cannot prepare).
  */
 void
-fc_commit_pre_prepare(void)
+fc_commit_wait_reads(void)
 {
 	uint64		lsn = fc_read_wait_lsn;
 

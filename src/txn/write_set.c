@@ -392,7 +392,7 @@ fc_xact_callback(XactEvent event, void *arg)
 						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
 						 errdetail("A prepared transaction outlives its session, but fastckpt keeps a transaction's row changes with the session until it ends."),
 						 errhint("Commit or roll back instead, or keep fastckpt writes out of two-phase transactions.")));
-			fc_commit_pre_prepare();
+			fc_commit_wait_reads();
 			break;
 		default:
 			break;

@@ -48,7 +48,7 @@ extern bool fc_write_starts_run(int i);
 extern void fc_commit_pre_commit(void);
 extern void fc_commit_at_abort(void);
 extern void fc_commit_at_end(void);
-extern void fc_commit_pre_prepare(void);
+extern void fc_commit_wait_reads(void);
 extern void fc_commit_require_checkpoint(void);
 extern void fc_commit_register_callbacks(void);
 extern void fc_note_read_stamp(uint64 stamp);
