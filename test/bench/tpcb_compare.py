@@ -31,7 +31,8 @@ CONFIGS = [
       "pg_fastckpt.backend_flush": "on"},
      "-c default_table_access_method=fastckpt"),
     # the access method alone (issue 2): records are built and appended, but
-    # commits neither wait for the log nor wake its writer; NOT durable
+    # commits do not wait for the log (its writer is woken once a quarter of
+    # its buffer waits); NOT durable
     ("fastckpt_am", "fastckpt, access method alone (commits not waited for: not durable)", [],
      {"synchronous_commit": "on", "pg_fastckpt.test_commit_no_wait": "on"},
      "-c default_table_access_method=fastckpt"),
