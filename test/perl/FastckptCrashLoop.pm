@@ -288,7 +288,14 @@ sub _collect_clients
 			push @client_errors, "client $cl->{c}: psql did not exit: $@";
 			eval { $cl->{h}->kill_kill };
 		};
-		$cur->{acked}{"$cl->{c}:$1"} = 1 while $cl->{out} =~ /^ack $cl->{c} (\d+)$/mg;
+		while ($cl->{out} =~ /^ack $cl->{c} (\d+)$/mg)
+		{
+			my $id = "$cl->{c}:$1";
+			$cur->{acked}{$id} = 1;
+			# keep what psql printed around an ack nobody issued, for the report
+			$cur->{ack_context}{$id} = substr($cl->{out}, $-[0] < 120 ? 0 : $-[0] - 120, 240)
+			  unless $cur->{issued}{$id};
+		}
 		# errors other than the lost connection mean the workload broke
 		for my $line (split /\n/, $cl->{err})
 		{
@@ -384,7 +391,8 @@ sub verify
 		my $tx = $issued->{$id};
 		if (!$tx)
 		{
-			push @lost, "$id: acked but never issued";
+			push @lost, "$id: acked but never issued; psql printed around it: "
+			  . ($cur->{ack_context}{$id} // '') =~ s/\n/\\n/gr;
 		}
 		elsif (!$hist{$id})
 		{
