@@ -197,6 +197,10 @@ extern FcRowCheck fc_check_row(FcSlotHeader *hdr, uint64 slotno,
 							   CommandId cid, Snapshot snapshot,
 							   LockTupleMode mode, bool is_lock, bool follow,
 							   FcRowConflict *conflict);
+extern FcRowCheck fc_lock_latest_for_update(FcSlotHeader *hdr, uint64 slotno,
+											CommandId cid, Snapshot snapshot,
+											LockTupleMode mode,
+											FcRowConflict *conflict);
 extern TM_Result fc_row_check_to_tm(FcRowCheck check, FcRowConflict *conflict,
 									TM_FailureData *tmfd);
 extern bool fc_current_xact_holds_lock(FcSlotHeader *hdr, LockTupleMode mode);

@@ -355,6 +355,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	Bitmapset  *index_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
 	Bitmapset  *key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
 	bool		force_move = fc_after_update_triggers_need_old_row(rel);
+	bool		lock_latest = !IsolationUsesXactSnapshot() &&
+		crosscheck == InvalidSnapshot;
 	bool		have_tuple_lock = false;
 	bool		moved;
 	bool		keys_changed;
@@ -372,6 +374,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	/* allocate before latching: allocation may fail with "memory full" */
 	undo = fc_undo_alloc(tbl, relid);
+	if (lock_latest)
+		MultiXactIdSetOldestMember();	/* a lock may join other lockers */
 
 	/*
 	 * Whether indexed columns change decides the lock strength, so it is
@@ -390,6 +394,21 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 							   hdr->live_len, newtup);
 		mode = keys_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
 		check = fc_check_row(hdr, slotno, cid, snapshot, mode, false, false, &conflict);
+		if (check == FC_ROW_UPDATED && lock_latest &&
+			ItemPointerEquals(&conflict.ctid, otid))
+		{
+			FcRowConflict lock_conflict;
+			FcRowCheck	lock_check;
+
+			/* the executor locks the latest version next: do it now */
+			lock_check = fc_lock_latest_for_update(hdr, slotno, cid, snapshot,
+												   mode, &lock_conflict);
+			if (lock_check == FC_ROW_WAIT)
+			{
+				check = lock_check;
+				conflict = lock_conflict;
+			}
+		}
 		if (check != FC_ROW_WAIT)
 			break;
 		LWLockRelease(fc_slot_lock(tbl, slotno));

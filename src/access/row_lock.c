@@ -393,6 +393,30 @@ fc_add_row_lock(FcSlotHeader *hdr, LockTupleMode mode)
 }
 
 /*
+ * A READ COMMITTED writer found the row updated in place by a transaction
+ * that committed after its snapshot.  The executor's next step is to lock
+ * the latest version (EvalPlanQual) and try again; take that lock now,
+ * while the writer may still hold the heavyweight tuple lock it queued
+ * for.  Going back through the queue instead lets every waiter on a hot
+ * row wake, find it updated and queue again for the same TID, where heap's
+ * re-lock names the new version's TID.  Returns FC_ROW_OK once the lock is
+ * ours, FC_ROW_WAIT with the conflict to wait for, or another outcome for
+ * the executor to handle as before.  Slot latch held exclusively.
+ */
+FcRowCheck
+fc_lock_latest_for_update(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
+						  Snapshot snapshot, LockTupleMode mode,
+						  FcRowConflict *conflict)
+{
+	FcRowCheck	check = fc_check_row(hdr, slotno, cid, snapshot, mode, true, true,
+									 conflict);
+
+	if (check == FC_ROW_OK)
+		fc_add_row_lock(hdr, mode);
+	return check;
+}
+
+/*
  * A row moving to a new slot takes its lockers along (heap keeps them on
  * the new version too): a KEY SHARE lock held for a foreign key must keep
  * protecting the row wherever it lives.  `to` is latched exclusively.

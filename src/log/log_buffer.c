@@ -74,6 +74,9 @@ typedef struct FcLogShared
 	char		pad2[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64) - 3 * sizeof(pg_atomic_uint32)];
 	pg_atomic_uint64 next_csn;
 	char		pad3[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+	pg_atomic_uint64 unwaited_upto; /* end of the last record no commit waits
+									 * for (test_commit_no_wait) */
+	char		pad4[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
 	int			writer_procno;	/* -1: no writer attached */
 	int			nprocs;
 	uint64		buffer_size;
@@ -129,6 +132,7 @@ fc_log_shmem_init(void)
 		pg_atomic_init_u64(&fc_log->insert_lsn, 0);
 		pg_atomic_init_u64(&fc_log->flushed_lsn, 0);
 		pg_atomic_init_u64(&fc_log->next_csn, 1);
+		pg_atomic_init_u64(&fc_log->unwaited_upto, 0);
 		pg_atomic_init_u32(&fc_log->writer_sleeping, 0);
 		pg_atomic_init_u32(&fc_log->ready, 0);
 		pg_atomic_init_u32(&fc_log->failing, 0);
@@ -286,12 +290,17 @@ fc_log_insert(void *record, uint32 len)
 	pg_atomic_write_u64(&me->inserting_at, FC_NOT_INSERTING);
 	/*
 	 * With backend_flush, the committer's wait flushes or wakes the writer.
-	 * Unwaited commits (benchmarking) leave the writer asleep until a
-	 * quarter of the ring is waiting to be written.
+	 * Unwaited commits (benchmarking) let it batch (fc_log_may_defer).
 	 */
 	if (fc_test_commit_no_wait)
 	{
-		if (end - pg_atomic_read_u64(&fc_log->flushed_lsn) > fc_log->buffer_size / 4)
+		uint64		unwaited = pg_atomic_read_u64(&fc_log->unwaited_upto);
+		uint64		flushed = pg_atomic_read_u64(&fc_log->flushed_lsn);
+
+		if (end > unwaited)
+			pg_atomic_write_u64(&fc_log->unwaited_upto, end);
+		/* the first one starts the writer's deferral timer */
+		if (unwaited <= flushed || end - flushed > fc_log->buffer_size / 4)
 			fc_log_wake_writer();
 	}
 	else if (!fc_backend_flush)
@@ -551,15 +560,45 @@ fc_log_set_flushed(uint64 lsn, bool by_backend)
 }
 
 /*
- * Announce that the writer is about to sleep; false if work arrived
- * meanwhile (an inserter that finishes after this sees the flag).
+ * May the writer leave the filled log after `written` for later?  Only
+ * when unwaited commits (test_commit_no_wait, benchmarking) appended to
+ * it, nobody waits for any of it, and less than a quarter of the ring is
+ * filled: the writer then batches, as PostgreSQL's WAL writer does for
+ * asynchronous commits, instead of flushing each record as it comes.  Any
+ * other log is flushed as soon as it is filled.
  */
 bool
-fc_log_writer_sleep_begin(uint64 written)
+fc_log_may_defer(uint64 written, uint64 upto)
 {
+	if (pg_atomic_read_u64(&fc_log->unwaited_upto) <= written ||
+		upto - written > fc_log->buffer_size / 4)
+		return false;
+	pg_memory_barrier();
+	for (int i = 0; i < fc_log->nprocs; i++)
+	{
+		uint64		w = pg_atomic_read_u64(&fc_log->procs[i].proc.wait_lsn);
+
+		if (w > written)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Announce that the writer is about to sleep; false if work arrived
+ * meanwhile (an inserter or a waiter that comes after this sees the flag
+ * and wakes the writer).  With `deferring`, filled log that
+ * fc_log_may_defer lets wait is no work.
+ */
+bool
+fc_log_writer_sleep_begin(uint64 written, bool deferring)
+{
+	uint64		upto;
+
 	pg_atomic_write_u32(&fc_log->writer_sleeping, 1);
 	pg_memory_barrier();
-	if (fc_log_filled_upto() > written)
+	upto = fc_log_filled_upto();
+	if (upto > written && !(deferring && fc_log_may_defer(written, upto)))
 	{
 		pg_atomic_write_u32(&fc_log->writer_sleeping, 0);
 		return false;

@@ -51,6 +51,9 @@ PGDLLEXPORT void fc_log_writer_main(Datum arg);
 #define FC_ZERO_CHUNK		(1024 * 1024)
 #define FC_PREP_STEP		(256 * 1024)	/* background zero-fill piece */
 
+/* unwaited log (fc_log_may_defer) is written within this, as wal_writer_delay */
+#define FC_DEFERRED_FLUSH_MS	200
+
 static int	fc_seg_fd = -1;
 static uint64 fc_seg_start = 0;
 static char *fc_zeros = NULL;
@@ -354,6 +357,8 @@ fc_log_writer_main(Datum arg)
 {
 	uint64		written;
 	bool		failing = false;
+	TimestampTz defer_since = 0;	/* unwaited log left unwritten since */
+	long		defer_ms = 0;
 	char		err[512];
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -372,11 +377,29 @@ fc_log_writer_main(Datum arg)
 	{
 		uint64		upto;
 		bool		wrote = false;
+		bool		deferring;
 
 		/* with pg_fastckpt.backend_flush, a backend may have flushed */
 		LWLockAcquire(fc_misc_lock(FC_LOCK_FLUSH), LW_EXCLUSIVE);
 		written = Max(written, fc_log_flushed_lsn());
 		upto = fc_log_filled_upto();
+		deferring = !ShutdownRequestPending && upto > written &&
+			fc_log_may_defer(written, upto);
+		if (deferring)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			if (defer_since == 0)
+				defer_since = now;
+			defer_ms = TimestampDifferenceMilliseconds(now,
+													   TimestampTzPlusMilliseconds(defer_since,
+																				   FC_DEFERRED_FLUSH_MS));
+			deferring = defer_ms > 0;
+		}
+		if (deferring)
+			upto = written;
+		else
+			defer_since = 0;
 		if (upto > written)
 		{
 			wrote = fc_write_range(written, upto, err, sizeof(err));
@@ -418,7 +441,11 @@ fc_log_writer_main(Datum arg)
 		}
 
 		if (ShutdownRequestPending)
+		{
+			if (deferring)
+				continue;		/* write what was left for later first */
 			proc_exit(0);
+		}
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -426,10 +453,10 @@ fc_log_writer_main(Datum arg)
 		}
 		if (fc_prepare_next_segment())
 			continue;
-		if (!fc_log_writer_sleep_begin(written))
+		if (!fc_log_writer_sleep_begin(written, deferring))
 			continue;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
+						 deferring ? defer_ms : 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		fc_log_writer_sleep_end();
 	}

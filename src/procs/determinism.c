@@ -349,10 +349,18 @@ fc_plan_replayable(PlannedStmt *pstmt)
 		if (rte->rtekind != RTE_RELATION || rte->relkind == RELKIND_VIEW ||
 			rte->relkind == RELKIND_PARTITIONED_TABLE)
 			continue;
-		rel = relation_open(rte->relid, AccessShareLock);
-		ours = rel->rd_rel->relkind == RELKIND_RELATION &&
-			rel->rd_tableam == fc_table_am_routine();
-		relation_close(rel, NoLock);
+		if (rte->relkind != RELKIND_RELATION)
+			return FC_FALLBACK_NON_FASTCKPT_RELATION;
+
+		/*
+		 * The plan's relations are locked already (by the parser, or when
+		 * the cached plan was taken): a relcache look-up is enough.
+		 */
+		rel = RelationIdGetRelation(rte->relid);
+		if (!RelationIsValid(rel))
+			return FC_FALLBACK_NON_FASTCKPT_RELATION;
+		ours = rel->rd_tableam == fc_table_am_routine();
+		RelationClose(rel);
 		if (!ours)
 			return FC_FALLBACK_NON_FASTCKPT_RELATION;
 	}
