@@ -66,6 +66,8 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--huge-pages", action="store_true",
+                    help="huge_pages = on (tpcb_compare.sh sizes the hugetlb pool)")
     ap.add_argument("--configs", default="",
                     help="comma-separated subset of: " + ", ".join(c[0] for c in CONFIGS))
     a = ap.parse_args()
@@ -101,6 +103,7 @@ max_connections = 50
 shared_buffers = '1GB'
 max_wal_size = '8GB'
 checkpoint_timeout = '30min'
+huge_pages = {'on' if a.huge_pages else 'off'}
 """)
     log = os.path.join(a.base, "server.log")
     run([b("pg_ctl"), "-D", data, "-l", log, "-w", "start"])
@@ -202,8 +205,11 @@ checkpoint_timeout = '30min'
         "",
         f"Command: `bash test/bench/tpcb_compare.sh --seconds {a.seconds} --scale {a.scale} "
         f"--clients {a.clients} --rounds {a.rounds}"
-        + (f" --configs {a.configs}" if a.configs else "") + f"`; pgbench -c {a.clients} -j {a.jobs} "
-        f"-T {a.seconds}, scale {a.scale}, one cluster (shared_buffers 1GB, max_wal_size 8GB), "
+        + (f" --configs {a.configs}" if a.configs else "")
+        + (" --huge-pages" if a.huge_pages else "") + f"`; pgbench -c {a.clients} -j {a.jobs} "
+        f"-T {a.seconds}, scale {a.scale}, one cluster (shared_buffers 1GB, max_wal_size 8GB, "
+        + ("huge_pages on: shared buffers and the fastckpt arena on 2 MB pages" if a.huge_pages
+           else "huge_pages off: 4 kB pages") + "), "
         "one database per configuration; each round runs every configuration in turn. "
         "Table: medians over rounds; ratios in the table are of those medians. "
         "The PL/pgSQL function is registered (fastckpt_register_procedure) in the fastckpt "

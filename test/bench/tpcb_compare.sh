@@ -6,7 +6,11 @@
 #
 #   bash test/bench/tpcb_compare.sh [--seconds 60] [--scale 10] [--clients 8]
 #                                    [--rounds 1] [--configs a,b,...]
-#                                    [--section tpcb_durable]
+#                                    [--section tpcb_durable] [--huge-pages]
+#
+# --huge-pages runs the cluster with huge_pages = on (shared buffers and
+# the fastckpt arena on 2 MB pages) over a hugetlb pool this script sizes
+# (needs root) and gives back afterwards.
 #
 # Builds and installs the extension, runs a throwaway cluster as the user
 # "fastckpt", and writes the results into the report's section of that name
@@ -18,9 +22,14 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 
 args=()
 section=tpcb_durable
+huge=0
+scale=10
+prev=
+for a in "$@"; do [ "$prev" = --scale ] && scale=$a; prev=$a; done
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--section) section=$2; shift 2 ;;
+		--huge-pages) huge=1; args+=("$1"); shift ;;
 		*) args+=("$1"); shift ;;
 	esac
 done
@@ -30,6 +39,17 @@ base=/tmp/pg_fastckpt_bench
 mkdir -p "$base"; [ "$(id -u)" = 0 ] && chown "$FC_USER" "$base"
 fc_private_copy "$here" "$base/src"
 fc_build_install "$base/src" "$FC_DEBIAN_PG_CONFIG"
+
+pool0=$(cat /proc/sys/vm/nr_hugepages)
+if [ $huge = 1 ]; then
+	[ "$(id -u)" = 0 ] || fc_die "--huge-pages sizes the hugetlb pool: run as root"
+	# the arena (tpcb_compare.py: scale x 150 MB + 4 GB), shared_buffers and slack
+	need=$(( (scale * 150 + 4096 + 1024 + 512) / 2 ))
+	echo $need >/proc/sys/vm/nr_hugepages
+	trap 'echo $pool0 >/proc/sys/vm/nr_hugepages' EXIT
+	got=$(cat /proc/sys/vm/nr_hugepages)
+	[ "$got" -ge "$need" ] || fc_die "asked the kernel for $need huge pages, got $got"
+fi
 
 report=$here/test/bench/REPORT.md
 out=$base/out
