@@ -374,8 +374,6 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	/* allocate before latching: allocation may fail with "memory full" */
 	undo = fc_undo_alloc(tbl, relid);
-	if (lock_latest)
-		MultiXactIdSetOldestMember();	/* a lock may join other lockers */
 
 	/*
 	 * Whether indexed columns change decides the lock strength, so it is

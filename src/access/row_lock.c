@@ -412,7 +412,11 @@ fc_lock_latest_for_update(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 									 conflict);
 
 	if (check == FC_ROW_OK)
+	{
+		/* our lock may join other lockers' in a MultiXactId */
+		MultiXactIdSetOldestMember();
 		fc_add_row_lock(hdr, mode);
+	}
 	return check;
 }
 
