@@ -170,6 +170,26 @@ SELECT * FROM fc_rows('vac_noidx');
 SELECT sum(a) FROM vac_noidx;
 DROP TABLE vac_noidx;
 
+-- in-place updates: writers reclaim the old versions without VACUUM, and
+-- the statistics say so, as heap's page pruning does (or autovacuum would
+-- scan the table again and again for nothing)
+CREATE TABLE vac_inplace (id int PRIMARY KEY, n int) USING fastckpt
+	WITH (autovacuum_enabled = off);
+INSERT INTO vac_inplace VALUES (1, 0);
+CREATE PROCEDURE vac_inplace_bump(k int) LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1..k LOOP
+		UPDATE vac_inplace SET n = n + 1 WHERE id = 1;
+		COMMIT;
+	END LOOP;
+END $$;
+CALL vac_inplace_bump(1000);
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_upd, n_tup_hot_upd, n_dead_tup < 200 AS old_versions_reclaimed
+  FROM pg_stat_user_tables WHERE relname = 'vac_inplace';
+DROP PROCEDURE vac_inplace_bump;
+DROP TABLE vac_inplace;
+
 --
 -- freezing: relfrozenxid advances past the table's old xids
 --

@@ -177,6 +177,52 @@ SELECT fastckpt_register_procedure('pr_careful(int)');
 CALL pr_deposit(9, 3);
 CALL pr_careful(9);
 
+-- verdicts on a routine's queries are kept with their cached plans: made
+-- again when the registry changes, or when a function they call changes
+-- (which replans the query)
+SET plan_cache_mode = force_generic_plan;
+CREATE FUNCTION pr_cached_helper(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + 1 WHERE aid = p_aid;
+END $$;
+CREATE FUNCTION pr_cached_outer(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pr_cached_helper(p_aid);
+END $$;
+CREATE FUNCTION pr_cached_double(x int) RETURNS int
+LANGUAGE plpgsql AS 'BEGIN RETURN x * 2; END';
+CREATE FUNCTION pr_cached_doubling(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + pr_cached_double(1) - 2 WHERE aid = p_aid;
+END $$;
+SELECT fastckpt_register_procedure('pr_cached_outer(int)');
+SELECT fastckpt_register_procedure('pr_cached_doubling(int)');
+SELECT pr_cached_outer(2);
+SELECT pr_cached_outer(2);
+SELECT pr_cached_doubling(2);
+SELECT pr_cached_doubling(2);
+SELECT routine, calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
+  FROM fastckpt_procedures WHERE routine::text LIKE 'pr_cached%' ORDER BY routine::text;
+SELECT fastckpt_register_procedure('pr_cached_helper(int)');
+ALTER FUNCTION pr_cached_double(int) IMMUTABLE;
+SELECT pr_cached_outer(2);
+SELECT pr_cached_doubling(2);
+SELECT routine, calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
+  FROM fastckpt_procedures WHERE routine::text LIKE 'pr_cached%' ORDER BY routine::text;
+SELECT fastckpt_unregister_procedure('pr_cached_helper(int)');
+ALTER FUNCTION pr_cached_double(int) VOLATILE;
+SELECT pr_cached_outer(2);
+SELECT pr_cached_doubling(2);
+SELECT routine, calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
+  FROM fastckpt_procedures WHERE routine::text LIKE 'pr_cached%' ORDER BY routine::text;
+SELECT fastckpt_unregister_procedure('pr_cached_outer(int)');
+SELECT fastckpt_unregister_procedure('pr_cached_doubling(int)');
+DROP FUNCTION pr_cached_outer, pr_cached_helper, pr_cached_doubling, pr_cached_double;
+RESET plan_cache_mode;
+
 -- a call that fails counts nothing; one that writes nothing neither
 SELECT pr_transfer(1, NULL);
 CREATE FUNCTION pr_reader(p_aid int) RETURNS int

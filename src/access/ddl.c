@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/genam.h"
 #include "miscadmin.h"
 #include "access/multixact.h"
@@ -335,6 +337,12 @@ fc_relation_needs_toast_table(Relation rel)
 /*
  * The store counts committed live rows (commit install keeps the count), so
  * the planner needs no sampling or density guesses.
+ *
+ * Pages, for the planner, are the memory a sequential scan walks, in
+ * BLCKSZ units: what seq_page_cost is charged per.  (The virtual blocks of
+ * TIDs hold 256 slots each whatever their size, and would make a scan of
+ * a few hundred wide rows look cheaper than one index probe: the planner
+ * then scans all of a hot 100-row table to update one row.)
  */
 void
 fc_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
@@ -342,8 +350,9 @@ fc_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 {
 	FcTable    *tbl = fc_table_for_rel(rel);
 	int64		live = (int64) pg_atomic_read_u64(&tbl->live_rows);
+	double		bytes = (double) fc_table_nslots(tbl) * tbl->layout.stride;
 
-	*pages = fc_table_nblocks(tbl);
+	*pages = (BlockNumber) Min(ceil(bytes / BLCKSZ), (double) MaxBlockNumber);
 	*tuples = (double) Max(live, 0);
 	*allvisfrac = 0;
 }

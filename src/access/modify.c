@@ -459,7 +459,19 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		*update_indexes = false;
 		pgstat_count_heap_update(rel, true);
 		if (tbl->undo_live > FC_RECLAIM_THRESHOLD)
-			fc_undo_reclaim(tbl, GlobalVisTestFor(rel), FC_RECLAIM_BATCH);
+		{
+			int			reclaimed = fc_undo_reclaim(tbl, GlobalVisTestFor(rel),
+												   FC_RECLAIM_BATCH);
+
+			/*
+			 * The statistics count every update's old version as a dead
+			 * row; these are gone without VACUUM, as heap's page pruning
+			 * reports.  Otherwise autovacuum would scan the whole table
+			 * every few hundred thousand updates for nothing.
+			 */
+			if (reclaimed > 0)
+				pgstat_update_heap_dead_tuples(rel, reclaimed);
+		}
 	}
 	else
 	{

@@ -34,7 +34,9 @@
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
 #include "plpgsql.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "access/fastckpt_am.h"
@@ -139,26 +141,25 @@ fc_unique_point_lookup(Oid indexid, List *indexqual)
 	return result;
 }
 
-/* An index scan that is not a point lookup reads its whole table. */
-static void
-fc_index_scan_read(PlannedStmt *pstmt, Index scanrelid, Oid indexid, List *indexqual)
-{
-	RangeTblEntry *rte = rt_fetch(scanrelid, pstmt->rtable);
-	Relation	rel;
-
-	if (!fc_read_set_active || fc_unique_point_lookup(indexid, indexqual))
-		return;
-	rel = relation_open(rte->relid, AccessShareLock);
-	if (rel->rd_tableam == fc_table_am_routine())
-		fc_read_note_table(fc_table_for_rel(rel));
-	relation_close(rel, NoLock);
-}
-
 typedef struct FcPlanCheck
 {
 	PlannedStmt *pstmt;
 	FcFallback	reason;
+	List	   *table_reads;	/* OIDs of tables read whole by index scans */
 } FcPlanCheck;
+
+/*
+ * An index scan that is not a point lookup reads its whole table: collect
+ * the table, for fc_plan_note_read.
+ */
+static void
+fc_index_scan_read(FcPlanCheck *check, Index scanrelid, Oid indexid, List *indexqual)
+{
+	RangeTblEntry *rte = rt_fetch(scanrelid, check->pstmt->rtable);
+
+	if (!fc_unique_point_lookup(indexid, indexqual))
+		check->table_reads = list_append_unique_oid(check->table_reads, rte->relid);
+}
 
 static bool
 fc_exprs_bad(FcPlanCheck *check, List *exprs)
@@ -235,7 +236,7 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 				if (fc_exprs_bad(check, is->indexqualorig) ||
 					fc_exprs_bad(check, is->indexorderbyorig))
 					return true;
-				fc_index_scan_read(check->pstmt, is->scan.scanrelid, is->indexid, is->indexqual);
+				fc_index_scan_read(check, is->scan.scanrelid, is->indexid, is->indexqual);
 				break;
 			}
 		case T_IndexOnlyScan:
@@ -246,7 +247,7 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 					fc_exprs_bad(check, is->indexorderby) ||
 					fc_exprs_bad(check, is->recheckqual))
 					return true;
-				fc_index_scan_read(check->pstmt, is->scan.scanrelid, is->indexid, is->indexqual);
+				fc_index_scan_read(check, is->scan.scanrelid, is->indexid, is->indexqual);
 				break;
 			}
 		case T_BitmapIndexScan:
@@ -334,10 +335,10 @@ unsupported:
  * must all be fastckpt tables (views and partitioned parents only name
  * them), and its plan must pass fc_plan_walk.
  */
-FcFallback
-fc_plan_replayable(PlannedStmt *pstmt)
+static FcFallback
+fc_plan_check(FcPlanCheck *check)
 {
-	FcPlanCheck check;
+	PlannedStmt *pstmt = check->pstmt;
 	ListCell   *lc;
 
 	foreach(lc, pstmt->rtable)
@@ -365,13 +366,140 @@ fc_plan_replayable(PlannedStmt *pstmt)
 			return FC_FALLBACK_NON_FASTCKPT_RELATION;
 	}
 
+	if (pstmt->parallelModeNeeded ||
+		fc_plan_walk(check, pstmt->planTree) ||
+		fc_plans_walk(check, pstmt->subplans))
+		return check->reason != FC_FALLBACK_NONE ? check->reason : FC_FALLBACK_NONDETERMINISTIC;
+	return FC_FALLBACK_NONE;
+}
+
+/*
+ * Verdicts are cached per plan.  A PL/pgSQL routine runs its queries from
+ * plans cached for the session, and walking each again on every call cost
+ * a few percent of a short call.  Nothing a verdict rests on can change
+ * under a plan that stays in use: a changed table, index or user function
+ * invalidates the plan, and a replanned query is a new PlannedStmt.  So an
+ * entry lives as long as the memory holding its plan (a reset callback on
+ * that context drops it, before the address can be reused), and all go
+ * stale when this backend reads the registry again.
+ */
+typedef struct FcPlanVerdict
+{
+	const PlannedStmt *pstmt;	/* hash key */
+	const Plan *plan_tree;		/* with rtable, the plan it was made for */
+	const List *rtable;
+	uint64		registry_version;
+	FcFallback	reason;
+	int			ntable_reads;
+	Oid		   *table_reads;	/* in the plan's context, like the callback */
+} FcPlanVerdict;
+
+static HTAB *fc_plan_verdicts = NULL;
+
+static void
+fc_plan_verdict_forget(void *arg)
+{
+	const PlannedStmt *pstmt = arg;
+
+	(void) hash_search(fc_plan_verdicts, &pstmt, HASH_REMOVE, NULL);
+}
+
+static void
+fc_plan_verdict_remember(FcPlanCheck *check, FcFallback reason, uint64 registry_version)
+{
+	PlannedStmt *pstmt = check->pstmt;
+	MemoryContext plan_cxt = GetMemoryChunkContext(pstmt);
+	MemoryContextCallback *cb = NULL;
+	FcPlanVerdict *v;
+	Oid		   *reads = NULL;
+	int			nreads = list_length(check->table_reads);
+	int			i = 0;
+	ListCell   *lc;
+
+	/* only where a callback can be allocated next to the plan */
+	if (!IsA(plan_cxt, AllocSetContext))
+		return;
+	if (fc_plan_verdicts == NULL)
+	{
+		HASHCTL		info;
+
+		info.keysize = sizeof(PlannedStmt *);
+		info.entrysize = sizeof(FcPlanVerdict);
+		info.hcxt = TopMemoryContext;
+		fc_plan_verdicts = hash_create("pg_fastckpt plan verdicts", 256, &info,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+
+	/* allocate first: an error must not leave an entry half made */
+	v = hash_search(fc_plan_verdicts, &pstmt, HASH_FIND, NULL);
+	if (v == NULL)
+		cb = MemoryContextAlloc(plan_cxt, sizeof(MemoryContextCallback));
+	if (nreads > 0)
+		reads = MemoryContextAlloc(plan_cxt, nreads * sizeof(Oid));
+	foreach(lc, check->table_reads)
+		reads[i++] = lfirst_oid(lc);
+	if (v == NULL)
+	{
+		v = hash_search(fc_plan_verdicts, &pstmt, HASH_ENTER, NULL);
+		cb->func = fc_plan_verdict_forget;
+		cb->arg = pstmt;
+		MemoryContextRegisterResetCallback(plan_cxt, cb);
+	}
+	v->plan_tree = pstmt->planTree;
+	v->rtable = pstmt->rtable;
+	v->registry_version = registry_version;
+	v->reason = reason;
+	v->ntable_reads = nreads;
+	v->table_reads = reads;
+}
+
+/* A whole-table read of a replayable query goes into the call's read set. */
+static void
+fc_plan_note_read(Oid relid)
+{
+	Relation	rel;
+
+	if (!fc_read_set_active)
+		return;
+	rel = relation_open(relid, AccessShareLock);
+	if (rel->rd_tableam == fc_table_am_routine())
+		fc_read_note_table(fc_table_for_rel(rel));
+	relation_close(rel, NoLock);
+}
+
+FcFallback
+fc_plan_replayable(PlannedStmt *pstmt)
+{
+	uint64		registry_version = fc_registry_version();
+	FcPlanVerdict *v = NULL;
+	FcPlanCheck check;
+	FcFallback	reason;
+
+	if (fc_plan_verdicts != NULL)
+		v = hash_search(fc_plan_verdicts, &pstmt, HASH_FIND, NULL);
+	if (v != NULL && v->plan_tree == pstmt->planTree && v->rtable == pstmt->rtable &&
+		v->registry_version == registry_version)
+	{
+		if (v->reason == FC_FALLBACK_NONE)
+			for (int i = 0; i < v->ntable_reads; i++)
+				fc_plan_note_read(v->table_reads[i]);
+		return v->reason;
+	}
+
 	check.pstmt = pstmt;
 	check.reason = FC_FALLBACK_NONE;
-	if (pstmt->parallelModeNeeded ||
-		fc_plan_walk(&check, pstmt->planTree) ||
-		fc_plans_walk(&check, pstmt->subplans))
-		return check.reason != FC_FALLBACK_NONE ? check.reason : FC_FALLBACK_NONDETERMINISTIC;
-	return FC_FALLBACK_NONE;
+	check.table_reads = NIL;
+	reason = fc_plan_check(&check);
+	fc_plan_verdict_remember(&check, reason, registry_version);
+	if (reason == FC_FALLBACK_NONE)
+	{
+		ListCell   *lc;
+
+		foreach(lc, check.table_reads)
+			fc_plan_note_read(lfirst_oid(lc));
+	}
+	list_free(check.table_reads);
+	return reason;
 }
 
 /* ---- PL/pgSQL simple expressions ---- */

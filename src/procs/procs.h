@@ -41,6 +41,7 @@ extern const char *const fc_fallback_names[FC_FALLBACK_NREASONS];
 extern Size fc_procs_shmem_size(void);
 extern void fc_procs_shmem_init(void);
 extern bool fc_proc_is_registered(Oid funcid, TransactionId *definition);
+extern uint64 fc_registry_version(void);
 extern void fc_proc_count(Oid funcid, FcFallback verdict);
 extern void fc_procs_fallback_totals(uint64 *totals);
 extern Datum fc_fallbacks_jsonb(const uint64 *counts);

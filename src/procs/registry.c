@@ -116,6 +116,7 @@ static Oid	fc_registry_relid = InvalidOid;
 static HTAB *fc_registered = NULL;
 static Oid	fc_txn_time_oid = InvalidOid;
 static Oid	fc_random_oid = InvalidOid;
+static uint64 fc_registry_loads = 0;	/* versions this backend has read */
 
 PG_FUNCTION_INFO_V1(fastckpt_register_procedure);
 PG_FUNCTION_INFO_V1(fastckpt_unregister_procedure);
@@ -244,6 +245,20 @@ fc_registry_load(void)
 	UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);
 	fc_registry_state = FC_REGISTRY_LOADED;
+	fc_registry_loads++;
+}
+
+/*
+ * Which version of the registry this backend has: it changes whenever the
+ * registry is read again, so what was concluded from an older one (cached
+ * plan verdicts) is known to be stale.
+ */
+uint64
+fc_registry_version(void)
+{
+	if (fc_registry_state != FC_REGISTRY_LOADED && IsTransactionState())
+		fc_registry_load();
+	return fc_registry_loads;
 }
 
 /*

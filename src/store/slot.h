@@ -138,9 +138,14 @@ typedef struct FcTableKey
  * A table's storage: one per relfilenode, like PostgreSQL's own storage,
  * so TRUNCATE and rewrites get a fresh FcTable and the old one is dropped
  * when the transaction commits.
+ *
+ * Fields are grouped by who writes them, each group a cache line apart:
+ * every row access reads the first group, and would otherwise stall on
+ * the counters every commit adds to and the undo list every update takes.
  */
 typedef struct FcTable
 {
+	/* set at creation (dir and page_marks grow under alloc_lock) */
 	FcTableKey	key;			/* hash key, must be first */
 	uint64		generation;		/* unique per creation; validates caches */
 	Oid			relid;			/* pg_class OID at creation (for views) */
@@ -150,29 +155,35 @@ typedef struct FcTable
 	uint64		ckpt_bytes;		/* in the last checkpoint (for views) */
 	fc_pp_layout layout;
 	uint32		slots_per_page;
+	uint32		undo_record_size;
+	uint32		undo_per_page;
+	char	  **dir[FC_DIR_TOP];
+	uint8	   *page_marks[FC_DIR_TOP];	/* per slot page, see fc_page_marks */
 
-	slock_t		alloc_lock;		/* protects the fields down to dir */
+	char		pad_alloc[PG_CACHE_LINE_SIZE];
+	slock_t		alloc_lock;		/* protects the fields down to ndir_pages,
+								 * and growing dir and page_marks */
 	pg_atomic_uint64 nslots;	/* slots handed out (high-water mark) */
-	pg_atomic_uint64 live_rows; /* committed rows (int64 in two's complement) */
-	pg_atomic_uint64 write_count;	/* transactions that wrote it, counted
-									 * at commit before their CSN (call
-									 * validation) */
 	uint64		free_slot_head; /* slotno + 1 of first free slot, or 0 */
 	uint64		nfree_slots;
 	uint64		npages;			/* slot pages */
 	uint64		ndir_pages;
-	char	  **dir[FC_DIR_TOP];
-	uint8	   *page_marks[FC_DIR_TOP];	/* per slot page, see fc_page_marks */
 
+	char		pad_counts[PG_CACHE_LINE_SIZE];
+	pg_atomic_uint64 live_rows; /* committed rows (int64 in two's complement) */
+	pg_atomic_uint64 write_count;	/* transactions that wrote it, counted
+									 * at commit before their CSN (call
+									 * validation) */
+
+	char		pad_undo[PG_CACHE_LINE_SIZE];
 	slock_t		undo_lock;		/* protects the undo fields */
-	uint32		undo_record_size;
-	uint32		undo_per_page;
 	FcUndo	   *undo_free;
 	FcUndo	   *undo_fifo_head;
 	FcUndo	   *undo_fifo_tail;
 	char	   *undo_page_list;	/* undo pages, chained via their first word */
 	uint64		undo_pages;
 	uint64		undo_live;		/* records allocated and not yet freed */
+	char		pad_end[PG_CACHE_LINE_SIZE];	/* from the next table's */
 } FcTable;
 
 /*

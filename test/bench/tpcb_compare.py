@@ -103,6 +103,10 @@ max_connections = 50
 shared_buffers = '1GB'
 max_wal_size = '8GB'
 checkpoint_timeout = '30min'
+# the same checkpoint schedule for both engines: no timed checkpoint inside
+# a run, each engine checkpointed between rounds (below)
+pg_fastckpt.checkpoint_timeout = '30min'
+pg_fastckpt.max_log_size = '8GB'
 huge_pages = {'on' if a.huge_pages else 'off'}
 """)
     log = os.path.join(a.base, "server.log")
@@ -124,7 +128,14 @@ huge_pages = {'on' if a.huge_pages else 'off'}
         if name.startswith("fastckpt") and name not in UNREGISTERED:
             # calls of the registered function are logged as CALL records
             run([b("psql"), "-X", "-q", *conn, "-d", name, "-f", proc_register])
-    psql("postgres", "CHECKPOINT")
+    fc_db = next((c[0] for c in CONFIGS if c[0].startswith("fastckpt")), None)
+
+    def checkpoint_both():
+        psql("postgres", "CHECKPOINT")
+        if fc_db:
+            psql(fc_db, "SELECT fastckpt_checkpoint(true)")
+
+    checkpoint_both()
 
     results = []
     for rnd in range(a.rounds):
@@ -164,7 +175,7 @@ huge_pages = {'on' if a.huge_pages else 'off'}
                                     log_commit_wait_ms=d[4] / d[3] if d[3] else 0.0))
                 print(f"{script:9} {name:14} {tps:9.0f} tps  p99 {pct(0.99):6.2f} ms", flush=True)
                 time.sleep(2)
-        psql("postgres", "CHECKPOINT")
+        checkpoint_both()
 
     # sanity: balances agree in every database after all runs
     checks = {}
@@ -208,6 +219,8 @@ huge_pages = {'on' if a.huge_pages else 'off'}
         + (f" --configs {a.configs}" if a.configs else "")
         + (" --huge-pages" if a.huge_pages else "") + f"`; pgbench -c {a.clients} -j {a.jobs} "
         f"-T {a.seconds}, scale {a.scale}, one cluster (shared_buffers 1GB, max_wal_size 8GB, "
+        "checkpoint_timeout and pg_fastckpt.checkpoint_timeout 30min, pg_fastckpt.max_log_size 8GB, "
+        "both engines checkpointed after loading and after each round, "
         + ("huge_pages on: shared buffers and the fastckpt arena on 2 MB pages" if a.huge_pages
            else "huge_pages off: 4 kB pages") + "), "
         "one database per configuration; each round runs every configuration in turn. "
