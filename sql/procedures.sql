@@ -200,26 +200,27 @@ BEGIN
 END $$;
 SELECT fastckpt_register_procedure('pr_cached_outer(int)');
 SELECT fastckpt_register_procedure('pr_cached_doubling(int)');
-SELECT pr_cached_outer(2);
-SELECT pr_cached_outer(2);
-SELECT pr_cached_doubling(2);
-SELECT pr_cached_doubling(2);
+CREATE TEMP VIEW pr_cached_calls AS
 SELECT routine, calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
   FROM fastckpt_procedures WHERE routine::text LIKE 'pr_cached%' ORDER BY routine::text;
+SELECT pr_cached_outer(2);
+SELECT pr_cached_outer(2);
+SELECT pr_cached_doubling(2);
+SELECT pr_cached_doubling(2);
+SELECT * FROM pr_cached_calls;
 SELECT fastckpt_register_procedure('pr_cached_helper(int)');
 ALTER FUNCTION pr_cached_double(int) IMMUTABLE;
 SELECT pr_cached_outer(2);
 SELECT pr_cached_doubling(2);
-SELECT routine, calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
-  FROM fastckpt_procedures WHERE routine::text LIKE 'pr_cached%' ORDER BY routine::text;
+SELECT * FROM pr_cached_calls;
 SELECT fastckpt_unregister_procedure('pr_cached_helper(int)');
 ALTER FUNCTION pr_cached_double(int) VOLATILE;
 SELECT pr_cached_outer(2);
 SELECT pr_cached_doubling(2);
-SELECT routine, calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
-  FROM fastckpt_procedures WHERE routine::text LIKE 'pr_cached%' ORDER BY routine::text;
+SELECT * FROM pr_cached_calls;
 SELECT fastckpt_unregister_procedure('pr_cached_outer(int)');
 SELECT fastckpt_unregister_procedure('pr_cached_doubling(int)');
+DROP VIEW pr_cached_calls;
 DROP FUNCTION pr_cached_outer, pr_cached_helper, pr_cached_doubling, pr_cached_double;
 RESET plan_cache_mode;
 
