@@ -30,6 +30,7 @@ OBJS = \
 	src/txn/write_set.o \
 	src/txn/pending_drop.o \
 	src/txn/commit.o \
+	src/txn/client_output.o \
 	src/txn/read_set.o \
 	src/log/log_buffer.o \
 	src/log/log_segment.o \

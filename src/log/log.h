@@ -50,6 +50,7 @@ extern void fc_log_shmem_init(void);
 extern uint64 fc_log_insert(void *record, uint32 len);
 extern void fc_log_wait_flushed(uint64 lsn, bool after_commit);
 extern void fc_log_wait_durable_quietly(uint64 lsn);
+extern bool fc_log_wait_for_client(uint64 lsn);
 extern void fc_log_set_voidable(TransactionId top_xid, bool with_subxacts);
 extern void fc_log_clear_voidable(void);
 extern bool fc_log_xid_voidable(TransactionId xid);

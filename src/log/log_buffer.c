@@ -383,6 +383,40 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 }
 
 /*
+ * Wait for lsn to be durable without taking interrupts, for waits in paths
+ * that must not fail.  Gives up (false) when the postmaster is gone, when
+ * the process is being terminated and, with give_up_when_failing, while
+ * the log cannot be written.
+ */
+static bool
+fc_log_wait_uninterrupted(uint64 lsn, bool give_up_when_failing)
+{
+	FcLogProc  *me;
+	bool		durable;
+
+	if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
+		return true;
+	me = fc_log_me();
+	pg_atomic_write_u64(&me->wait_lsn, lsn);
+	fc_log_wake_writer();
+	while (!(durable = pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn))
+	{
+		int			rc;
+
+		if (give_up_when_failing ? pg_atomic_read_u32(&fc_log->failing) != 0 :
+			ProcDiePending)
+			break;
+		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
+					   100L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (rc & WL_POSTMASTER_DEATH)
+			break;
+	}
+	pg_atomic_write_u64(&me->wait_lsn, 0);
+	return durable;
+}
+
+/*
  * Wait, taking no interrupts, for an ABORT record to be durable: a client
  * told that its transaction rolled back must not see it back after a
  * crash.  Runs in the abort path, so it neither fails nor waits forever:
@@ -392,23 +426,21 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 void
 fc_log_wait_durable_quietly(uint64 lsn)
 {
-	FcLogProc  *me = fc_log_me();
+	(void) fc_log_wait_uninterrupted(lsn, true);
+}
 
-	if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
-		return;
-	pg_atomic_write_u64(&me->wait_lsn, lsn);
-	fc_log_wake_writer();
-	while (pg_atomic_read_u64(&fc_log->flushed_lsn) < lsn &&
-		   pg_atomic_read_u32(&fc_log->failing) == 0)
-	{
-		int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
-								   100L, PG_WAIT_EXTENSION);
-
-		ResetLatch(MyLatch);
-		if (rc & WL_POSTMASTER_DEATH)
-			break;
-	}
-	pg_atomic_write_u64(&me->wait_lsn, 0);
+/*
+ * Wait, taking no interrupts, before output that may carry what lsn's
+ * record wrote leaves for the client (txn/client_output.c).  Runs inside
+ * PostgreSQL's sending of messages, errors included, so it cannot fail:
+ * a log that cannot be written is waited out like a commit; false when
+ * the process is being terminated or the postmaster is gone, and the
+ * output must then not be sent.
+ */
+bool
+fc_log_wait_for_client(uint64 lsn)
+{
+	return fc_log_wait_uninterrupted(lsn, false);
 }
 
 /*

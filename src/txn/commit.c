@@ -523,6 +523,7 @@ fc_commit_at_end(void)
 		fc_log_clear_voidable();
 	fc_logged_csn = 0;
 	fc_read_wait_lsn = 0;
+	fc_client_output_disarm();
 }
 
 /* Append the ABORT record voiding our records, if any (see below). */
@@ -572,6 +573,7 @@ fc_commit_at_abort(void)
 	/* a rollback is reported only once the rows it returned are durable */
 	fc_abort_wait_lsn = Max(fc_abort_wait_lsn, fc_read_wait_lsn);
 	fc_read_wait_lsn = 0;
+	fc_client_output_disarm();
 }
 
 /*
@@ -610,8 +612,13 @@ fc_wait_read_durable_slow(void)
 	 * leave the transaction without writes, and its commit (or rollback,
 	 * fc_commit_at_abort) waits for it.
 	 */
-	if (fc_statement_returns_nothing() ||
-		(fc_write_set_size() > 0 && !IsTransactionBlock()))
+	if (fc_write_set_size() > 0 && !IsTransactionBlock())
+	{
+		/* what leaves before the commit (notices, errors, a full buffer) */
+		fc_client_output_guard();
+		return;
+	}
+	if (fc_statement_returns_nothing())
 		return;
 	fc_commit_wait_reads();
 }

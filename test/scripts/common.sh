@@ -13,7 +13,7 @@ fc_install_packages() {
 	local need=()
 	local pkg
 	for pkg in postgresql-15 postgresql-client-15 postgresql-server-dev-15 \
-		libipc-run-perl build-essential rsync python3; do
+		libipc-run-perl libkrb5-dev build-essential rsync python3; do
 		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
 			need+=("$pkg")
 	done

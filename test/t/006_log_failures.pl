@@ -114,6 +114,28 @@ sub start_waiting_commit
 	return ($s, $pid);
 }
 
+# One session per statement of %$readers, each followed by $tail, given a
+# second to run; returns the sessions and their backends' pids by name.
+sub start_readers
+{
+	my ($readers, $tail) = @_;
+	my (%sessions, %pids);
+	for my $name (sort keys %$readers)
+	{
+		my $s = $node->background_psql('postgres', on_error_stop => 0);
+		$pids{$name} = $s->query_safe('SELECT pg_backend_pid()');
+		$s->{stdin} .= "$readers->{$name}\n$tail";
+		$s->{run}->pump_nb;
+		$sessions{$name} = $s;
+	}
+	for (1 .. 10)
+	{
+		usleep(100_000);
+		$_->{run}->pump_nb for values %sessions;
+	}
+	return (\%sessions, \%pids);
+}
+
 for my $round (['plain UPDATE', 'UPDATE pair SET v = v + 10 WHERE id = 1;', 10],
 	['registered call', 'SELECT bump(1, 100);', 110])
 {
@@ -212,19 +234,8 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 		'PREPARE TRANSACTION' =>
 		  q{BEGIN; INSERT INTO copy SELECT v FROM pair WHERE id = 2; PREPARE TRANSACTION 'p1';},
 	);
-	my %sessions;
-	for my $name (sort keys %readers)
-	{
-		my $s = $node->background_psql('postgres', on_error_stop => 0);
-		$s->{stdin} .= "$readers{$name}\n\\echo done\n";
-		$s->{run}->pump_nb;
-		$sessions{$name} = $s;
-	}
-	for (1 .. 10)
-	{
-		usleep(100_000);
-		$_->{run}->pump_nb for values %sessions;
-	}
+	my ($readers_started) = start_readers(\%readers, "\\echo done\n");
+	my %sessions = %$readers_started;
 	for my $name (sort keys %sessions)
 	{
 		my $out = $sessions{$name}->{stdout};
@@ -246,6 +257,60 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 	is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\') FROM copy'),
 		join(',', ($node->safe_psql('postgres', 'SELECT v FROM pair WHERE id = 2')) x 3),
 		'the readers copied the committed value');
+}
+
+# ---- no lost-then-seen: output that leaves before the commit ----
+# A statement outside a transaction block that wrote fastckpt rows puts the
+# wait for what it read off to its commit.  Whatever leaves for the client
+# before that commit must wait too: a NOTICE (flushed as it is raised), an
+# error (sent before the rollback) and rows past the 8 kB send buffer
+# (COPY TO STDOUT, which psql prints as the data arrives).
+{
+	$node->safe_psql('postgres', q{
+		CREATE FUNCTION write_then_read(n int) RETURNS SETOF text LANGUAGE sql AS $$
+			INSERT INTO scratch VALUES (0);
+			SELECT v || ' ' || repeat('x', 2000) FROM pair, generate_series(1, n) WHERE id = 2
+		$$;});
+	my $writer_pid = server_child_pid($node, qr/pg_fastckpt log writer/)
+	  // die 'no log writer process';
+	kill('STOP', $writer_pid) or die "could not stop the log writer: $!";
+
+	my ($w) = start_waiting_commit('UPDATE pair SET v = v + 7 WHERE id = 2;',
+		'early_lock_release');
+	my %readers = (
+		'NOTICE' => q{DO $$ BEGIN INSERT INTO scratch VALUES (0); }
+		  . q{RAISE NOTICE 'read %', (SELECT v FROM pair WHERE id = 2); END $$;},
+		'error' => q{DO $$ BEGIN INSERT INTO scratch VALUES (0); }
+		  . q{RAISE EXCEPTION 'read %', (SELECT v FROM pair WHERE id = 2); END $$;},
+		'COPY of 40 kB' => q{COPY (SELECT * FROM write_then_read(20)) TO STDOUT;},
+	);
+	my ($readers_started, $pids) = start_readers(\%readers, '');
+	my %sessions = %$readers_started;
+	for my $name (sort keys %sessions)
+	{
+		my $s = $sessions{$name};
+		is($s->{stdout} . $s->{stderr}, '', "not durable yet: no $name reaches the client");
+	}
+
+	kill('CONT', $writer_pid);
+	$w->{run}->pump until $w->{stdout} =~ /committed/;
+	$w->quit;
+	my $v = $node->safe_psql('postgres', 'SELECT v FROM pair WHERE id = 2');
+
+	# psql buffers what it prints: let each statement end, then psql exit
+	my $pidlist = join(',', values %$pids);
+	$node->poll_query_until('postgres', qq{
+		SELECT count(*) = 0 FROM pg_stat_activity
+		WHERE pid IN ($pidlist) AND state <> 'idle'})
+	  or die 'the statements did not end once the log was written';
+	$_->quit for values %sessions;
+	like($sessions{NOTICE}->{stderr}, qr/NOTICE:  read $v\b/,
+		'the NOTICE comes once the log is written, with the committed value');
+	like($sessions{error}->{stderr}, qr/ERROR:  read $v\b/,
+		'the error comes once the log is written, with the committed value');
+	my @rows = split /\n/, $sessions{'COPY of 40 kB'}->{stdout};
+	is(scalar(grep { /^$v x{2000}$/ } @rows) . ' of ' . scalar(@rows), '20 of 20',
+		'the COPY data comes once the log is written, with the committed value');
 }
 
 # ---- a full log device ----
