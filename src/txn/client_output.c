@@ -7,13 +7,17 @@
  *
  * A statement outside a transaction block that wrote fastckpt rows puts
  * off the wait for what it read to its commit, whose own record comes
- * later (txn/commit.c).  PostgreSQL sends a statement's rows after its
- * commit, but not everything waits that long: a NOTICE is flushed as it
- * is raised, an error is sent before the rollback, rows past the 8 kB send
- * buffer go out as it fills, and an extended-protocol client may ask for a
- * flush.  So once a backend puts a wait off, its messages to the client go
- * through the wrappers below, which wait first whenever bytes are about to
- * leave while a put-off position is pending.
+ * later, and so does a statement that returns no rows (txn/commit.c).
+ * Not everything such a statement sends waits for the end of its
+ * transaction: a NOTICE is flushed as it is raised and an error is sent
+ * before the rollback; outside a block, rows past the 8 kB send buffer go
+ * out as it fills, and an extended-protocol client may ask for a flush.
+ * So once a backend puts a wait off, its messages to the client go
+ * through the wrappers below: a notice waits for the put-off position, an
+ * error for as long as the rollback would, and outside a block so does
+ * any flush.  (In a block the
+ * statement's "UPDATE 1" and the next statements' replies leave freely:
+ * waiting for them would hold row locks across a log flush.)
  *
  *-------------------------------------------------------------------------
  */
@@ -34,17 +38,26 @@
 static const PQcommMethods *fc_inner_methods = NULL;
 static PQcommMethods fc_guarded_methods;
 static size_t fc_unflushed = 0; /* bytes put since our last flush */
-static bool fc_output_armed = false;	/* this transaction put a wait off */
+/* what this transaction's put-off wait holds back */
+typedef enum FcOutputHold
+{
+	FC_HOLD_NOTHING,
+	FC_HOLD_MESSAGES,			/* notices and errors */
+	FC_HOLD_ALL					/* every byte that leaves */
+} FcOutputHold;
+
+static FcOutputHold fc_output_hold = FC_HOLD_NOTHING;
 
 /*
- * Wait for the put-off position, if any.  False when the process is being
- * terminated (or the postmaster is gone): nothing more is then sent.  In a
- * critical section (a PANIC on its way out) nothing can wait.
+ * Wait for the put-off position, if what is about to leave is held back.
+ * False when the process is being terminated (or the postmaster is gone):
+ * nothing more is then sent.  In a critical section (a PANIC on its way
+ * out) nothing can wait.
  */
 static bool
-fc_output_may_leave(void)
+fc_output_may_leave(FcOutputHold needs)
 {
-	uint64		lsn = fc_output_armed ? fc_read_wait_lsn : 0;
+	uint64		lsn = fc_output_hold >= needs ? fc_read_wait_lsn : 0;
 
 	if (lsn == 0 || whereToSendOutput != DestRemote || CritSectionCount > 0)
 		return true;
@@ -57,7 +70,7 @@ fc_output_may_leave(void)
 static int
 fc_guarded_flush(void)
 {
-	if (!fc_output_may_leave())
+	if (!fc_output_may_leave(FC_HOLD_ALL))
 		return 0;
 	fc_unflushed = 0;
 	return fc_inner_methods->flush();
@@ -66,7 +79,7 @@ fc_guarded_flush(void)
 static int
 fc_guarded_flush_if_writable(void)
 {
-	if (!fc_output_may_leave())
+	if (!fc_output_may_leave(FC_HOLD_ALL))
 		return 0;
 	return fc_inner_methods->flush_if_writable();
 }
@@ -74,9 +87,29 @@ fc_guarded_flush_if_writable(void)
 static int
 fc_guarded_putmessage(char msgtype, const char *s, size_t len)
 {
+	bool		may;
+
 	/* message type and length word, then the body */
 	fc_unflushed += 1 + 4 + len;
-	if (fc_unflushed > FC_CLIENT_SEND_BUFFER && !fc_output_may_leave())
+	if (msgtype == 'E' && fc_output_hold != FC_HOLD_NOTHING)
+	{
+		/*
+		 * An error is how the client learns that something failed: it
+		 * goes out after the wait a rollback makes, which gives up while
+		 * the log cannot be written.  The transaction is ending in that
+		 * rollback, which holds back the rest.
+		 */
+		if (whereToSendOutput == DestRemote && CritSectionCount == 0)
+			fc_log_wait_durable_quietly(fc_read_wait_lsn);
+		fc_output_hold = FC_HOLD_NOTHING;
+		may = true;
+	}
+	else if (msgtype == 'N')
+		may = fc_output_may_leave(FC_HOLD_MESSAGES);
+	else
+		may = fc_unflushed <= FC_CLIENT_SEND_BUFFER ||
+			fc_output_may_leave(FC_HOLD_ALL);
+	if (!may)
 		return 0;
 	return fc_inner_methods->putmessage(msgtype, s, len);
 }
@@ -90,19 +123,23 @@ fc_guarded_putmessage_noblock(char msgtype, const char *s, size_t len)
 }
 
 /*
- * Until the transaction ends, make messages that leave before its commit
- * wait for what it read; called when it puts that wait off to its commit.
- * The first call routes this backend's client messages through the
- * wrappers (the methods are set when the connection starts, so once is
- * enough).  Parallel workers send to their leader, which guards its own
- * output.
+ * Until the transaction ends, hold back what would leave before the end
+ * of the transaction: everything (all_output, a statement outside a block
+ * that wrote) or notices and errors; called when a wait for what was read
+ * is put off.  The first call routes this backend's client messages
+ * through the wrappers (the methods are set when the connection starts,
+ * so once is enough).  Parallel workers send to their leader, which
+ * guards its own output.
  */
 void
-fc_client_output_guard(void)
+fc_client_output_guard(bool all_output)
 {
 	if (whereToSendOutput != DestRemote || IsParallelWorker())
 		return;
-	fc_output_armed = true;
+	if (all_output)
+		fc_output_hold = FC_HOLD_ALL;
+	else if (fc_output_hold == FC_HOLD_NOTHING)
+		fc_output_hold = FC_HOLD_MESSAGES;
 	if (PqCommMethods == &fc_guarded_methods)
 		return;
 	fc_inner_methods = PqCommMethods;
@@ -126,5 +163,5 @@ fc_client_output_guard(void)
 void
 fc_client_output_disarm(void)
 {
-	fc_output_armed = false;
+	fc_output_hold = FC_HOLD_NOTHING;
 }

@@ -615,11 +615,15 @@ fc_wait_read_durable_slow(void)
 	if (fc_write_set_size() > 0 && !IsTransactionBlock())
 	{
 		/* what leaves before the commit (notices, errors, a full buffer) */
-		fc_client_output_guard();
+		fc_client_output_guard(true);
 		return;
 	}
 	if (fc_statement_returns_nothing())
+	{
+		/* no rows, but a trigger's NOTICE or an error may quote them */
+		fc_client_output_guard(false);
 		return;
+	}
 	fc_commit_wait_reads();
 }
 

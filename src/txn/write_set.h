@@ -56,7 +56,7 @@ extern void fc_wait_read_durable_slow(void);
 extern uint64 fc_read_wait_lsn;
 
 /* client_output.c: no put-off read reaches the client before it is durable */
-extern void fc_client_output_guard(void);
+extern void fc_client_output_guard(bool all_output);
 extern void fc_client_output_disarm(void);
 
 /* Returning rows: first make sure their commits are durable (section 5). */

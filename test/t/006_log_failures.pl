@@ -264,13 +264,20 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 # wait for what it read off to its commit.  Whatever leaves for the client
 # before that commit must wait too: a NOTICE (flushed as it is raised), an
 # error (sent before the rollback) and rows past the 8 kB send buffer
-# (COPY TO STDOUT, which psql prints as the data arrives).
+# (COPY TO STDOUT, which psql prints as the data arrives).  So must a
+# NOTICE of a statement in a block that returns no rows, which puts its
+# wait off to the end of the transaction too.
 {
 	$node->safe_psql('postgres', q{
 		CREATE FUNCTION write_then_read(n int) RETURNS SETOF text LANGUAGE sql AS $$
 			INSERT INTO scratch VALUES (0);
 			SELECT v || ' ' || repeat('x', 2000) FROM pair, generate_series(1, n) WHERE id = 2
-		$$;});
+		$$;
+		CREATE TABLE noted (v int) USING fastckpt;
+		INSERT INTO noted VALUES (0);
+		CREATE FUNCTION note_v() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN RAISE NOTICE 'noted %', NEW.v; RETURN NEW; END $$;
+		CREATE TRIGGER noted_v BEFORE UPDATE ON noted FOR EACH ROW EXECUTE FUNCTION note_v();});
 	my $writer_pid = server_child_pid($node, qr/pg_fastckpt log writer/)
 	  // die 'no log writer process';
 	kill('STOP', $writer_pid) or die "could not stop the log writer: $!";
@@ -283,6 +290,9 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 		'error' => q{DO $$ BEGIN INSERT INTO scratch VALUES (0); }
 		  . q{RAISE EXCEPTION 'read %', (SELECT v FROM pair WHERE id = 2); END $$;},
 		'COPY of 40 kB' => q{COPY (SELECT * FROM write_then_read(20)) TO STDOUT;},
+		# in a block: the UPDATE returns no rows and puts its wait off
+		'NOTICE of a trigger, in a block' =>
+		  q{BEGIN; UPDATE noted SET v = (SELECT v FROM pair WHERE id = 2); COMMIT;},
 	);
 	my ($readers_started, $pids) = start_readers(\%readers, '');
 	my %sessions = %$readers_started;
@@ -306,6 +316,8 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 	$_->quit for values %sessions;
 	like($sessions{NOTICE}->{stderr}, qr/NOTICE:  read $v\b/,
 		'the NOTICE comes once the log is written, with the committed value');
+	like($sessions{'NOTICE of a trigger, in a block'}->{stderr}, qr/NOTICE:  noted $v\b/,
+		'the trigger\'s NOTICE comes once the log is written, with the committed value');
 	like($sessions{error}->{stderr}, qr/ERROR:  read $v\b/,
 		'the error comes once the log is written, with the committed value');
 	my @rows = split /\n/, $sessions{'COPY of 40 kB'}->{stdout};
