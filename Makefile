@@ -10,7 +10,9 @@ OBJS = \
 	src/core/pingpong.o \
 	src/core/crc32c.o \
 	src/core/log_format.o \
+	src/core/log_stream.o \
 	src/core/ckpt_format.o \
+	src/core/ckpt_scan.o \
 	src/core/ckpt_policy.o \
 	src/store/arena.o \
 	src/store/table_store.o \
@@ -53,6 +55,21 @@ OBJS = \
 	src/procs/helpers.o \
 	src/monitor/stats.o
 
+# pg_fastckpt_verify: offline check of the checkpoints and log; pure C, it
+# links the core's codecs and no PostgreSQL code (own flags: PGXS's CFLAGS
+# are the server's).
+SCRIPTS_built = pg_fastckpt_verify
+VERIFY_SRCS = \
+	$(srcdir)/src/tools/verify_main.c \
+	$(srcdir)/src/tools/verify_ckpt.c \
+	$(srcdir)/src/tools/verify_log.c \
+	$(srcdir)/src/core/crc32c.c \
+	$(srcdir)/src/core/ckpt_format.c \
+	$(srcdir)/src/core/ckpt_scan.c \
+	$(srcdir)/src/core/log_format.c \
+	$(srcdir)/src/core/log_stream.c
+VERIFY_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter
+
 PG_CPPFLAGS = -I$(srcdir)/src
 # rebuild objects whose headers changed (PGXS tracks no dependencies itself)
 PG_CFLAGS = -MMD -MP
@@ -78,6 +95,9 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 -include $(OBJS:.o=.d)
+
+pg_fastckpt_verify: $(VERIFY_SRCS) $(wildcard $(srcdir)/src/tools/*.h $(srcdir)/src/core/*.h)
+	$(CC) $(VERIFY_CFLAGS) -I$(srcdir)/src -o $@ $(VERIFY_SRCS)
 
 # The synthetic Ping-Pong microbenchmark (no PostgreSQL needed to run it).
 .PHONY: bench-pingpong

@@ -95,6 +95,10 @@ for _ in $(seq 1 200); do kill -0 "$pm" 2>/dev/null || break; sleep 0.05; done
 for _ in $(seq 1 200); do pgrep -f -- "-D $base/data" >/dev/null || pgrep -u "$FC_USER" -f "postgres: " >/dev/null || break; sleep 0.05; done
 sleep 0.5
 
+fc_say "the files the crash left, checked offline (pg_fastckpt_verify)"
+fc_as_user "$bindir/pg_fastckpt_verify -D $base/data" ||
+	fc_die "pg_fastckpt_verify found damage in the crashed data directory"
+
 fc_say "restart and recovery"
 start=$(date +%s.%N)
 fc_as_user "$bindir/pg_ctl -D $base/data -l $base/server.log -w start >/dev/null"

@@ -128,31 +128,6 @@ extern void fc_ckpt_remove_unnamed(const fc_ckpt_control *ctl);
 extern void fc_ckpt_fsync_path(const char *path, bool is_dir);
 extern void fc_ckpt_ensure_dirs(void);
 
-/* Walk a manifest's tables and chunks. */
-static inline const fc_ckpt_table *
-fc_ckpt_first_table(const char *manifest)
-{
-	return (const fc_ckpt_table *) (manifest + sizeof(fc_ckpt_manifest));
-}
-
-static inline const fc_ckpt_chunk *
-fc_ckpt_table_chunks(const fc_ckpt_table *tab)
-{
-	return (const fc_ckpt_chunk *) (tab + 1);
-}
-
-static inline const fc_ckpt_delta *
-fc_ckpt_table_deltas(const fc_ckpt_table *tab)
-{
-	return (const fc_ckpt_delta *) (fc_ckpt_table_chunks(tab) + tab->nchunks);
-}
-
-static inline const fc_ckpt_table *
-fc_ckpt_next_table(const fc_ckpt_table *tab)
-{
-	return (const fc_ckpt_table *) (fc_ckpt_table_deltas(tab) + tab->ndeltas);
-}
-
 /* ckpt_write.c: one checkpoint, start to finish */
 extern bool fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down);
 extern void fc_ckpt_abandon_copy(void);

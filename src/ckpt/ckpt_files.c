@@ -1,12 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ckpt_files.c
- *	  Where checkpoint files live, and the control file and manifests.
- *
- *	  $PGDATA/pg_fastckpt/ckpt/control		names the installed checkpoints
- *	  $PGDATA/pg_fastckpt/ckpt/<seq>/manifest	tables, chunks, CRCs
- *	  $PGDATA/pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>
- *	  $PGDATA/pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>.d<k>
+ *	  Checkpoint files (named as core/file_layout.h says), the control file
+ *	  and manifests.
  *
  * A checkpoint directory not named by the control file is a leftover of
  * an interrupted or superseded checkpoint and is removed.
@@ -24,17 +20,15 @@
 #include "storage/fd.h"
 
 #include "ckpt/checkpoint.h"
-
-#define FC_CKPT_DIR			"pg_fastckpt/ckpt"
-#define FC_CKPT_CONTROL		FC_CKPT_DIR "/control"
+#include "core/file_layout.h"
 
 void
 fc_ckpt_ensure_dirs(void)
 {
-	if (MakePGDirectory("pg_fastckpt") < 0 && errno != EEXIST)
+	if (MakePGDirectory(FC_DIR) < 0 && errno != EEXIST)
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", "pg_fastckpt")));
+				 errmsg("could not create directory \"%s\": %m", FC_DIR)));
 	if (MakePGDirectory(FC_CKPT_DIR) < 0 && errno != EEXIST)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -44,7 +38,7 @@ fc_ckpt_ensure_dirs(void)
 char *
 fc_ckpt_dir_path(uint64 seq)
 {
-	return psprintf(FC_CKPT_DIR "/%016llX", (unsigned long long) seq);
+	return psprintf(FC_CKPT_DIR "/" FC_HEX_NAME_FMT, (unsigned long long) seq);
 }
 
 /* Layer 0 is the whole chunk; layer k its k-th delta, with a suffix. */
@@ -53,16 +47,19 @@ fc_ckpt_chunk_path(uint64 seq, const fc_ckpt_table *tab, uint32 chunkno,
 				   uint32 layer)
 {
 	if (layer == 0)
-		return psprintf(FC_CKPT_DIR "/%016llX/%u_%u_%u_%u", (unsigned long long) seq,
+		return psprintf(FC_CKPT_DIR "/" FC_HEX_NAME_FMT "/" FC_CKPT_CHUNK_FMT,
+						(unsigned long long) seq,
 						tab->dbid, tab->spcid, tab->relnode, chunkno);
-	return psprintf(FC_CKPT_DIR "/%016llX/%u_%u_%u_%u.d%u", (unsigned long long) seq,
+	return psprintf(FC_CKPT_DIR "/" FC_HEX_NAME_FMT "/" FC_CKPT_DELTA_FMT,
+					(unsigned long long) seq,
 					tab->dbid, tab->spcid, tab->relnode, chunkno, layer);
 }
 
 char *
 fc_ckpt_manifest_path(uint64 seq)
 {
-	return psprintf(FC_CKPT_DIR "/%016llX/manifest", (unsigned long long) seq);
+	return psprintf(FC_CKPT_DIR "/" FC_HEX_NAME_FMT "/" FC_CKPT_MANIFEST_NAME,
+					(unsigned long long) seq);
 }
 
 void
@@ -230,7 +227,8 @@ fc_ckpt_remove_unnamed(const fc_ckpt_control *ctl)
 	{
 		char	   *path;
 
-		if (strlen(de->d_name) == 16 && strspn(de->d_name, "0123456789ABCDEF") == 16)
+		if (strlen(de->d_name) == FC_HEX_NAME_LEN &&
+			strspn(de->d_name, FC_HEX_NAME_CHARS) == FC_HEX_NAME_LEN)
 		{
 			if (fc_ckpt_named(ctl, strtoull(de->d_name, NULL, 16)))
 				continue;

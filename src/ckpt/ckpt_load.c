@@ -22,7 +22,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/crc32c.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
@@ -37,13 +36,13 @@
 
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
+#include "core/ckpt_scan.h"
 #include "recovery/gate.h"
 #include "log/log.h"
 #include "store/table_store.h"
 
 PGDLLEXPORT void fc_ckpt_loader_main(Datum arg);
 
-#define FC_LOAD_READ_SIZE		(4 * 1024 * 1024)
 #define FC_MAX_LOADERS			64	/* pg_fastckpt.recovery_workers' maximum */
 
 /* What the leader shares with its loaders. */
@@ -119,15 +118,24 @@ fc_load_find_chunk(const char *manifest, uint64 n, const fc_ckpt_table **tab,
 	return false;
 }
 
+/* Where the rows of a chunk's files go, and how many slots hold one. */
+typedef struct FcLoadTarget
+{
+	FcTable    *tbl;
+	const fc_ckpt_table *tab;
+	uint32		chunkno;
+	int64		live;
+} FcLoadTarget;
+
 /*
- * Put the rows of one validated block into their slots: a whole file's
- * into empty slots, a delta's over what the files before it put there (a
- * tombstone empties the slot).  *live counts the slots holding a row.
+ * fc_ckpt_block_fn: put the rows of one checked block into their slots: a
+ * whole file's into empty slots, a delta's over what the files before it
+ * put there (a tombstone empties the slot).
  */
 static const char *
-fc_load_block_rows(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno,
-				   const char *block, uint64 *records, int64 *live)
+fc_load_block_rows(void *arg, const char *block)
 {
+	FcLoadTarget *t = (FcLoadTarget *) arg;
 	fc_ckpt_row_iter it;
 	const fc_ckpt_row *row;
 	const char *image;
@@ -135,52 +143,57 @@ fc_load_block_rows(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno,
 	fc_ckpt_rows_begin(&it, block);
 	while (fc_ckpt_rows_next(&it, &row, &image))
 	{
-		uint64		slotno = (uint64) chunkno * FC_CKPT_CHUNK_SLOTS + row->slot;
+		uint64		slotno = (uint64) t->chunkno * FC_CKPT_CHUNK_SLOTS + row->slot;
 		char	   *sp;
 		FcSlotHeader *hdr;
 
-		if (slotno >= tab->nslots ||
-			(row->len > tbl->layout.image_capacity && row->len != FC_CKPT_TOMBSTONE))
+		if (slotno >= t->tab->nslots ||
+			(row->len > t->tbl->layout.image_capacity && row->len != FC_CKPT_TOMBSTONE))
 			return "row outside the table's slots or image size";
-		sp = fc_slot_ptr(tbl, slotno);
+		sp = fc_slot_ptr(t->tbl, slotno);
 		hdr = (FcSlotHeader *) sp;
-		(*records)++;
 		if (hdr->flags & FC_SLOT_USED)
-			(*live)--;
+			t->live--;
 		if (row->len == FC_CKPT_TOMBSTONE)
 		{
 			hdr->flags = 0;
 			continue;
 		}
-		fc_slot_set_new_row(tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
+		fc_slot_set_new_row(t->tbl, sp, image, row->len, FrozenTransactionId, FirstCommandId);
 		ItemPointerSetInvalid(&hdr->next_tid);
 		hdr->flags = FC_SLOT_USED | FC_XMIN_COMMITTED | FC_XMIN_FROZEN;
 		hdr->link = 0;
-		(*live)++;
+		t->live++;
 	}
 	return NULL;
 }
 
+/* fc_ckpt_read_fn over a transient file, as a wait event. */
+static int64_t
+fc_load_read(void *arg, char *dst, size_t len)
+{
+	ssize_t		got;
+
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	got = read(*(int *) arg, dst, len);
+	pgstat_report_wait_end();
+	return got;
+}
+
 /*
- * Load file `layer' of a chunk (0: the whole file, k: its k-th delta),
- * which must have the size, CRC and row count the manifest gives.  NULL on
- * success, else what is wrong.
+ * Load one file of a chunk, which must have the size, CRC and row count
+ * the manifest gives.  NULL on success, else what is wrong.
  */
 static const char *
-fc_load_file(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno, uint32 layer,
-			 uint64 want_bytes, uint32 want_crc, uint64 want_records,
-			 char *buf, int64 *live, char *errbuf, size_t errlen)
+fc_load_file(FcLoadTarget *target, const fc_ckpt_file_want *want, char *buf,
+			 char *errbuf, size_t errlen)
 {
-	char	   *path = fc_ckpt_chunk_path(fc_load->ref.seq, tab, chunkno, layer);
+	char	   *path = fc_ckpt_chunk_path(fc_load->ref.seq, target->tab, want->chunkno,
+										  want->layer);
+	char		scanerr[256];
+	uint64_t	bytes = 0;
+	const char *problem;
 	int			fd;
-	uint64		have = 0;
-	uint64		pos = 0;
-	uint64		total = 0;
-	uint64		records = 0;
-	uint32		blockno = 0;
-	uint32		chain = FC_CRC32C_INIT;
-	bool		eof = false;
-	const char *problem = NULL;
 
 	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 	if (fd < 0)
@@ -190,59 +203,15 @@ fc_load_file(FcTable *tbl, const fc_ckpt_table *tab, uint32 chunkno, uint32 laye
 		return errbuf;
 	}
 	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	while (problem == NULL)
-	{
-		const fc_ckpt_block *b;
-
-		/* keep at least one whole block in the buffer */
-		if (!eof && have - pos < FC_CKPT_BLOCK_SIZE)
-		{
-			memmove(buf, buf + pos, have - pos);
-			have -= pos;
-			pos = 0;
-			while (!eof && have < FC_LOAD_READ_SIZE)
-			{
-				ssize_t		got;
-
-				pgstat_report_wait_start(PG_WAIT_EXTENSION);
-				got = read(fd, buf + have, FC_LOAD_READ_SIZE - have);
-				pgstat_report_wait_end();
-				if (got < 0)
-				{
-					snprintf(errbuf, errlen, "could not read \"%s\": %m", path);
-					problem = errbuf;
-					break;
-				}
-				if (got == 0)
-					eof = true;
-				have += got;
-				total += got;
-			}
-			if (problem != NULL)
-				break;
-		}
-		if (pos == have)
-			break;
-		problem = fc_ckpt_block_check(buf + pos, have - pos, chunkno, layer, blockno);
-		if (problem != NULL)
-			break;
-		b = (const fc_ckpt_block *) (buf + pos);
-		chain = fc_crc32c_update(chain, &b->crc, sizeof(b->crc));
-		problem = fc_load_block_rows(tbl, tab, chunkno, buf + pos, &records, live);
-		pos += b->size;
-		blockno++;
-	}
+	problem = fc_ckpt_scan_file(fc_load_read, &fd, want, fc_load_block_rows, target,
+								buf, &bytes, scanerr, sizeof(scanerr));
 	CloseTransientFile(fd);
-	if (problem == NULL &&
-		(total != want_bytes || records != want_records ||
-		 fc_crc32c_final(chain) != want_crc))
-		problem = "file does not match the manifest (size, rows or CRC)";
-	if (problem != NULL && problem != errbuf)
+	if (problem != NULL)
 	{
 		snprintf(errbuf, errlen, "chunk \"%s\": %s", path, problem);
 		problem = errbuf;
 	}
-	pg_atomic_fetch_add_u64(&fc_load->bytes, total);
+	pg_atomic_fetch_add_u64(&fc_load->bytes, bytes);
 	pfree(path);
 	return problem;
 }
@@ -297,30 +266,32 @@ static const char *
 fc_load_chunk(const fc_ckpt_table *tab, const fc_ckpt_chunk *chunk, char *buf,
 			  char *errbuf, size_t errlen)
 {
-	const fc_ckpt_delta *deltas = fc_ckpt_table_deltas(tab) + chunk->first_delta;
 	RelFileNode rnode;
-	FcTable    *tbl;
-	int64		live = 0;
-	const char *problem;
+	FcLoadTarget target;
+	const char *problem = NULL;
 
 	rnode.dbNode = tab->dbid;
 	rnode.spcNode = tab->spcid;
 	rnode.relNode = tab->relnode;
-	tbl = fc_table_lookup(&rnode);
-	if (tbl == NULL)
+	target.tbl = fc_table_lookup(&rnode);
+	target.tab = tab;
+	target.chunkno = chunk->chunkno;
+	target.live = 0;
+	if (target.tbl == NULL)
 		return "table not created";
-	fc_load_populate(tbl, tab, chunk);
-	problem = fc_load_file(tbl, tab, chunk->chunkno, 0, chunk->bytes, chunk->crc,
-						   chunk->base_rows, buf, &live, errbuf, errlen);
-	for (uint32 k = 0; problem == NULL && k < chunk->ndeltas; k++)
-		problem = fc_load_file(tbl, tab, chunk->chunkno, k + 1, deltas[k].bytes,
-							   deltas[k].crc, deltas[k].records, buf, &live,
-							   errbuf, errlen);
-	if (problem == NULL && live != (int64) chunk->rows)
+	fc_load_populate(target.tbl, tab, chunk);
+	for (uint32 layer = 0; problem == NULL && layer <= chunk->ndeltas; layer++)
+	{
+		fc_ckpt_file_want want;
+
+		fc_ckpt_file_wanted(tab, chunk, layer, &want);
+		problem = fc_load_file(&target, &want, buf, errbuf, errlen);
+	}
+	if (problem == NULL && target.live != (int64) chunk->rows)
 	{
 		snprintf(errbuf, errlen,
 				 "chunk %u of relation file %u holds %lld rows once its %u deltas are applied, the manifest says %llu",
-				 chunk->chunkno, tab->relnode, (long long) live, chunk->ndeltas,
+				 chunk->chunkno, tab->relnode, (long long) target.live, chunk->ndeltas,
 				 (unsigned long long) chunk->rows);
 		problem = errbuf;
 	}
@@ -368,7 +339,7 @@ fc_load_chunks(void)
 		fc_load_fail(problem);
 		return;
 	}
-	buf = palloc(FC_LOAD_READ_SIZE);
+	buf = palloc(FC_CKPT_SCAN_BUFFER);
 	while (pg_atomic_read_u32(&fc_load->failed) == 0)
 	{
 		uint64		n = pg_atomic_fetch_add_u64(&fc_load->next_chunk, 1);

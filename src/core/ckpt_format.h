@@ -162,6 +162,31 @@ extern void fc_ckpt_rows_begin(fc_ckpt_row_iter *it, const char *block);
 extern int	fc_ckpt_rows_next(fc_ckpt_row_iter *it, const fc_ckpt_row **row,
 							  const char **image);
 
+/* Walk a manifest's tables and chunks. */
+static inline const fc_ckpt_table *
+fc_ckpt_first_table(const char *manifest)
+{
+	return (const fc_ckpt_table *) (manifest + sizeof(fc_ckpt_manifest));
+}
+
+static inline const fc_ckpt_chunk *
+fc_ckpt_table_chunks(const fc_ckpt_table *tab)
+{
+	return (const fc_ckpt_chunk *) (tab + 1);
+}
+
+static inline const fc_ckpt_delta *
+fc_ckpt_table_deltas(const fc_ckpt_table *tab)
+{
+	return (const fc_ckpt_delta *) (fc_ckpt_table_chunks(tab) + tab->nchunks);
+}
+
+static inline const fc_ckpt_table *
+fc_ckpt_next_table(const fc_ckpt_table *tab)
+{
+	return (const fc_ckpt_table *) (fc_ckpt_table_deltas(tab) + tab->ndeltas);
+}
+
 /* manifest and control file */
 extern void fc_ckpt_manifest_seal(char *buf);
 extern const char *fc_ckpt_manifest_check(const char *buf, size_t len);

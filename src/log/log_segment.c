@@ -6,9 +6,10 @@
  *
  * A segment is named by the log position it starts at (16 hex digits) and
  * holds FC_LOG_SEGMENT_SIZE bytes of the stream; a record may continue in
- * the next segment.  The reader stops at the first record that does not
- * validate (torn, zeroed, stale or corrupt): everything after it is the
- * unacknowledged tail of a crash.
+ * the next segment.  The reader (core/log_stream.c, shared with the offline
+ * verifier) stops at the first record that does not validate (torn, zeroed,
+ * stale or corrupt): everything after it is the unacknowledged tail of a
+ * crash.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,12 +25,9 @@
 #include "storage/fd.h"
 #include "utils/memutils.h"
 
+#include "core/file_layout.h"
+#include "core/log_stream.h"
 #include "log/log.h"
-
-#define FC_DIR				"pg_fastckpt"
-#define FC_LOG_DIR			"pg_fastckpt/log"
-#define FC_READ_CHUNK		(4 * 1024 * 1024)
-#define FC_SYNC_TRACE_PATH	"pg_fastckpt/sync_trace"
 
 static int	fc_trace_fd = -1;
 
@@ -49,7 +47,7 @@ fc_log_dir_ensure(void)
 char *
 fc_log_segment_path(uint64 segstart)
 {
-	return psprintf(FC_LOG_DIR "/%016llX", (unsigned long long) segstart);
+	return psprintf(FC_LOG_DIR "/" FC_HEX_NAME_FMT, (unsigned long long) segstart);
 }
 
 void
@@ -75,8 +73,8 @@ fc_log_list_segments(void)
 		ListCell   *lc;
 		int			pos = 0;
 
-		if (strlen(de->d_name) != 16 ||
-			strspn(de->d_name, "0123456789ABCDEF") != 16)
+		if (strlen(de->d_name) != FC_HEX_NAME_LEN ||
+			strspn(de->d_name, FC_HEX_NAME_CHARS) != FC_HEX_NAME_LEN)
 			continue;
 		start = strtoull(de->d_name, &endp, 16);
 		if (start % FC_LOG_SEGMENT_SIZE != 0)
@@ -224,89 +222,60 @@ fc_log_truncate_at(uint64 end_lsn)
 	fc_log_fsync_dir();
 }
 
-/* ---- reader ---- */
+/* ---- reader: core/log_stream.c over PostgreSQL's file routines ---- */
 
 struct FcLogReader
 {
-	uint64		pos;			/* next record */
-	char	   *chunk;			/* bytes [chunk_lsn, chunk_lsn + chunk_len) */
-	uint64		chunk_lsn;
-	uint64		chunk_len;
-	uint64		chunk_cap;
+	fc_log_stream stream;
 	int			fd;				/* open segment, or -1 */
 	uint64		fd_segstart;
-	bool		at_end;
 };
+
+/* fc_log_read_fn: bytes of one segment; a missing one has none. */
+static uint64_t
+fc_log_reader_read(void *arg, uint64_t segstart, uint64_t offset, char *dst,
+				   uint64_t len)
+{
+	FcLogReader *r = (FcLogReader *) arg;
+	ssize_t		got;
+
+	if (r->fd < 0 || r->fd_segstart != segstart)
+	{
+		char	   *path = fc_log_segment_path(segstart);
+
+		if (r->fd >= 0)
+			CloseTransientFile(r->fd);
+		r->fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+		if (r->fd < 0)
+		{
+			if (errno != ENOENT)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not open fastckpt log segment \"%s\": %m", path)));
+			pfree(path);
+			return 0;
+		}
+		r->fd_segstart = segstart;
+		pfree(path);
+	}
+	got = pg_pread(r->fd, dst, len, (off_t) offset);
+	if (got < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read fastckpt log at position %llu: %m",
+						(unsigned long long) (segstart + offset))));
+	return (uint64_t) got;
+}
 
 FcLogReader *
 fc_log_reader_open(uint64 start_lsn)
 {
 	FcLogReader *r = palloc0(sizeof(FcLogReader));
 
-	r->pos = start_lsn;
-	r->chunk_cap = FC_READ_CHUNK + FC_LOG_MAX_RECORD;
-	r->chunk = palloc(r->chunk_cap);
 	r->fd = -1;
+	fc_log_stream_init(&r->stream, palloc(FC_LOG_STREAM_BUFFER), fc_log_reader_read,
+					   r, start_lsn);
 	return r;
-}
-
-/* Read up to len bytes at lsn, across segments; returns bytes read. */
-static uint64
-fc_log_read_at(FcLogReader *r, uint64 lsn, char *dst, uint64 len)
-{
-	uint64		done = 0;
-
-	while (done < len)
-	{
-		uint64		at = lsn + done;
-		uint64		segstart = at - at % FC_LOG_SEGMENT_SIZE;
-		uint64		want = Min(len - done, segstart + FC_LOG_SEGMENT_SIZE - at);
-		ssize_t		got;
-
-		if (r->fd < 0 || r->fd_segstart != segstart)
-		{
-			char	   *path = fc_log_segment_path(segstart);
-
-			if (r->fd >= 0)
-				CloseTransientFile(r->fd);
-			r->fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-			if (r->fd < 0)
-			{
-				if (errno != ENOENT)
-					ereport(ERROR,
-							(errcode_for_file_access(),
-							 errmsg("could not open fastckpt log segment \"%s\": %m", path)));
-				pfree(path);
-				return done;
-			}
-			r->fd_segstart = segstart;
-			pfree(path);
-		}
-		got = pg_pread(r->fd, dst + done, want, (off_t) (at - segstart));
-		if (got < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read fastckpt log at position %llu: %m",
-							(unsigned long long) at)));
-		done += got;
-		if ((uint64) got < want)
-			return done;		/* end of this segment's data */
-	}
-	return done;
-}
-
-/*
- * Make at least len bytes from lsn available in the chunk if the log has
- * them; returns how many bytes from lsn the chunk holds.
- */
-static uint64
-fc_log_reader_fill(FcLogReader *r, uint64 lsn, uint64 len)
-{
-	if (lsn >= r->chunk_lsn && lsn + len <= r->chunk_lsn + r->chunk_len)
-		return r->chunk_lsn + r->chunk_len - lsn;
-	r->chunk_lsn = lsn;
-	r->chunk_len = fc_log_read_at(r, lsn, r->chunk, Max(len, FC_READ_CHUNK));
-	return r->chunk_len;
 }
 
 /*
@@ -316,41 +285,14 @@ fc_log_reader_fill(FcLogReader *r, uint64 lsn, uint64 len)
 const fc_log_header *
 fc_log_reader_next(FcLogReader *r)
 {
-	uint32		need = FC_LOG_HEADER_SIZE;
-
-	while (!r->at_end)
-	{
-		uint64		avail = fc_log_reader_fill(r, r->pos, need);
-		const char *p = r->chunk + (r->pos - r->chunk_lsn);
-
-		if (avail < need)
-			break;
-		switch (fc_log_validate(p, avail, r->pos, FC_LOG_MAX_RECORD, &need))
-		{
-			case FC_LOG_VALID:
-				{
-					const fc_log_header *rec = (const fc_log_header *) p;
-
-					r->pos += FC_LOG_ALIGNED(rec->len);
-					return rec;
-				}
-			case FC_LOG_SHORT:
-				continue;		/* read the whole record */
-			case FC_LOG_INVALID:
-				r->at_end = true;
-				break;
-		}
-	}
-	r->at_end = true;
-	return NULL;
+	return fc_log_stream_next(&r->stream);
 }
 
 /* Read the record at lsn next (a position a record was read from). */
 void
 fc_log_reader_seek(FcLogReader *r, uint64 lsn)
 {
-	r->pos = lsn;
-	r->at_end = false;
+	fc_log_stream_seek(&r->stream, lsn);
 }
 
 /*
@@ -369,7 +311,7 @@ fc_log_reader_release(FcLogReader *r)
 uint64
 fc_log_reader_end(FcLogReader *r)
 {
-	return r->pos;
+	return r->stream.pos;
 }
 
 void
@@ -377,7 +319,7 @@ fc_log_reader_close(FcLogReader *r)
 {
 	if (r->fd >= 0)
 		CloseTransientFile(r->fd);
-	pfree(r->chunk);
+	pfree(r->stream.chunk);
 	pfree(r);
 }
 

@@ -351,6 +351,15 @@ sub crash_and_restart
 			$r->{synced}, $r->{deleted}, $r->{segments}, $r->{truncated}, $r->{bytes});
 	}
 
+	# whatever the kill interrupted, the files it left are whole: the
+	# checkpoints the control file names, and a log that ends cleanly
+	if ($self->{am} eq 'fastckpt')
+	{
+		my ($rc, $out, $err) = verify_files($node->data_dir);
+		is($rc, 0, "$cur->{name}: pg_fastckpt_verify finds no damage in the crashed data directory")
+		  or diag("pg_fastckpt_verify:\n$out$err");
+	}
+
 	$node->start;
 	wait_for_tables_open($node);
 	return $how;

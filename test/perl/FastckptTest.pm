@@ -6,10 +6,12 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
+use Test::More ();
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(fastckpt_node crash_postmaster wait_for_tables_open
-  simulate_log_power_loss server_child_pid);
+  simulate_log_power_loss server_child_pid verify_files);
 
 # A cluster with the extension preloaded and created in "postgres".
 sub fastckpt_node
@@ -169,6 +171,18 @@ sub simulate_log_power_loss
 		}
 	}
 	return \%r;
+}
+
+# Run pg_fastckpt_verify (the offline check of the checkpoints and log) on
+# a data directory of a stopped server: returns exit status, stdout, stderr.
+sub verify_files
+{
+	my ($datadir) = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'pg_fastckpt_verify', '-D', $datadir ], '>', \$out, '2>', \$err);
+	my $rc = $? >> 8;
+	Test::More::note("pg_fastckpt_verify -D $datadir: exit $rc\n$out$err");
+	return ($rc, $out, $err);
 }
 
 sub wait_for_tables_open

@@ -494,6 +494,10 @@ UPDATE after_a SET v = 'y' || id WHERE id > 250;
 	  or return;
 	my $pos = corrupt_file(seq_dir($node, $seq_b) . "/$victim");
 	note("damaged byte $pos of checkpoint $seq_b chunk $victim");
+	my ($vrc, $vout, $verr) = verify_files($node->data_dir);
+	is($vrc, 1, 'pg_fastckpt_verify finds the damage too');
+	like($verr, qr/error: checkpoint $seq_b: "[^"]*\Q$victim\E": /, '... in the same chunk');
+	like($vout, qr/recovery would fall back to checkpoint $seq_a/, '... and foresees the fallback to A');
 
 	my $offset = -s $node->logfile;
 	start_and_open($node, 'start with damaged B') or return;
@@ -570,6 +574,10 @@ INSERT INTO small SELECT g, 't' || g FROM generate_series(11, 20) g;
 	corrupt_file(seq_dir($node, $seq_b) . "/$victim");
 	corrupt_file(seq_dir($node, $seq_a) . '/manifest');
 	my $control_before = slurp_file("$dir/control");
+	my ($vrc, $vout, $verr) = verify_files($node->data_dir);
+	is($vrc, 1, 'pg_fastckpt_verify finds both checkpoints damaged');
+	like($vout, qr/none usable: recovery would refuse to open the tables/,
+		'... and foresees the tables staying closed');
 
 	my $offset = -s $node->logfile;
 	$node->start;
@@ -618,6 +626,10 @@ INSERT INTO small SELECT g, 't' || g FROM generate_series(11, 20) g;
 	rmtree($dir);
 	system('cp', '-a', $backup, $dir) == 0 or die "could not restore $dir: $?";
 	corrupt_file("$dir/control");
+	($vrc, $vout, $verr) = verify_files($node->data_dir);
+	is($vrc, 1, 'damaged control file: pg_fastckpt_verify finds it');
+	like($verr, qr/control file ".*": control file CRC mismatch; the server will not open fastckpt tables/,
+		'... with the same reason');
 	$node->start;
 	ok(!tables_opened($node), 'damaged control file: the tables stay closed');
 	($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM small');

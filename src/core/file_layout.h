@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * file_layout.h
+ *	  Where pg_fastckpt's files live under the data directory, and how
+ *	  they are named.
+ *
+ *	  pg_fastckpt/log/<start>				a log segment (16 hex digits: the
+ *										log position it starts at)
+ *	  pg_fastckpt/ckpt/control				names the installed checkpoints
+ *	  pg_fastckpt/ckpt/<seq>/manifest		tables, chunks, CRCs
+ *	  pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>
+ *	  pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>.d<k>
+ *
+ * Pure C: the server and the offline verifier (src/tools) name files
+ * through these, so the two cannot drift apart.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_FILE_LAYOUT_H
+#define FC_FILE_LAYOUT_H
+
+#define FC_DIR					"pg_fastckpt"
+#define FC_LOG_DIR				FC_DIR "/log"
+#define FC_CKPT_DIR				FC_DIR "/ckpt"
+#define FC_CKPT_CONTROL			FC_CKPT_DIR "/control"
+#define FC_SYNC_TRACE_PATH		FC_DIR "/sync_trace"
+
+/* A log segment or checkpoint directory name: 16 upper-case hex digits. */
+#define FC_HEX_NAME_LEN			16
+#define FC_HEX_NAME_CHARS		"0123456789ABCDEF"
+#define FC_HEX_NAME_FMT			"%016llX"
+
+/* Under a checkpoint directory (each takes a printf argument list). */
+#define FC_CKPT_MANIFEST_NAME	"manifest"
+#define FC_CKPT_CHUNK_FMT		"%u_%u_%u_%u"	/* db, tablespace, relfilenode,
+												 * chunk */
+#define FC_CKPT_DELTA_FMT		FC_CKPT_CHUNK_FMT ".d%u"	/* ..., layer */
+
+#endif							/* FC_FILE_LAYOUT_H */
