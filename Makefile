@@ -99,6 +99,11 @@ include $(PGXS)
 pg_fastckpt_verify: $(VERIFY_SRCS) $(wildcard $(srcdir)/src/tools/*.h $(srcdir)/src/core/*.h)
 	$(CC) $(VERIFY_CFLAGS) -I$(srcdir)/src -o $@ $(VERIFY_SRCS)
 
+# Property tests of the on-disk formats' codecs under ASan and UBSan.
+.PHONY: fuzz-formats
+fuzz-formats:
+	bash $(srcdir)/test/fuzz/run.sh
+
 # The synthetic Ping-Pong microbenchmark (no PostgreSQL needed to run it).
 .PHONY: bench-pingpong
 bench-pingpong:

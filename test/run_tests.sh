@@ -9,8 +9,9 @@
 #
 # Installs the Debian packages it needs, runs PostgreSQL as the unprivileged
 # user "fastckpt" (created if missing), and runs, for each PostgreSQL:
-# pg_regress suites, isolation specs, TAP tests (restart, crash, pgbench),
-# and the Ping-Pong microbenchmark's smoke test.  The last line says
+# pg_regress suites, isolation specs, TAP tests (restart, crash, pgbench);
+# then, once, the Ping-Pong microbenchmark's smoke test and the on-disk
+# formats' property tests under sanitizers (test/fuzz).  The last line says
 # "N passed, N failed" (suites); the exit status is non-zero on any failure.
 
 set -uo pipefail
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
 		--cassert) targets+=(cassert) ;;
 		--all) targets+=(debian cassert) ;;
 		--pg-config) shift; targets+=("$1") ;;
-		-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+		-h|--help) sed -n '2,15p' "$0"; exit 0 ;;
 		*) fc_die "unknown option $1" ;;
 	esac
 	shift
@@ -109,6 +110,12 @@ bash "$here/test/bench/pingpong/smoke.sh" >/tmp/pg_fastckpt_smoke.log 2>&1
 rc=$?
 tail -5 /tmp/pg_fastckpt_smoke.log
 record "pingpong smoke" $rc
+
+fc_say "on-disk format codecs under sanitizers (test/fuzz)"
+bash "$here/test/fuzz/run.sh" >/tmp/pg_fastckpt_fuzz.log 2>&1
+rc=$?
+tail -5 /tmp/pg_fastckpt_fuzz.log
+record "format fuzz" $rc
 
 echo
 [ $failed = 0 ] || printf 'failed suites: %s\n' "${failures[*]}"

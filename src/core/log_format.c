@@ -60,7 +60,7 @@ int
 fc_log_next_row(fc_log_cursor *cur, const fc_log_row **row, const char **image)
 {
 	const fc_log_row *r;
-	uint32_t	size;
+	uint64_t	size;
 
 	if (cur->left <= 0)
 		return 0;

@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 #define FC_LOG_ALIGN			8
-#define FC_LOG_ALIGNED(x)		(((x) + (FC_LOG_ALIGN - 1)) & ~((uint64_t) FC_LOG_ALIGN - 1))
+/* in 64 bits: a 32-bit length near its maximum must not wrap to 0 */
+#define FC_LOG_ALIGNED(x)		((((uint64_t) (x)) + (FC_LOG_ALIGN - 1)) & ~((uint64_t) FC_LOG_ALIGN - 1))
 #define FC_LOG_SEGMENT_SIZE		(16 * 1024 * 1024)
 #define FC_LOG_MAX_RECORD		(1024 * 1024)
 
@@ -169,12 +170,12 @@ extern int	fc_log_next_row(fc_log_cursor *cur, const fc_log_row **row,
 							const char **image);
 extern int	fc_log_next_ddl(fc_log_cursor *cur, const fc_log_ddl **ddl);
 
-/* Bytes an entry takes in a record. */
-static inline uint32_t
+/* Bytes an entry takes in a record (64 bits: a damaged length may be huge). */
+static inline uint64_t
 fc_log_row_size(uint32_t image_len)
 {
-	return (uint32_t) sizeof(fc_log_row) +
-		(image_len == FC_LOG_TOMBSTONE ? 0 : (uint32_t) FC_LOG_ALIGNED(image_len));
+	return sizeof(fc_log_row) +
+		(image_len == FC_LOG_TOMBSTONE ? 0 : FC_LOG_ALIGNED(image_len));
 }
 
 #endif							/* FC_LOG_FORMAT_H */
