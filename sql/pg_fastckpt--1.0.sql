@@ -155,6 +155,7 @@ CREATE FUNCTION fastckpt_stat_checkpointer_internal(
 	OUT deltas_written bigint,
 	OUT log_segments_removed bigint,
 	OUT log_bytes_since_checkpoint bigint,
+	OUT calls_since_checkpoint bigint,
 	OUT policy text,
 	OUT method text,
 	OUT threshold_bytes bigint,

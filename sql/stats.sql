@@ -114,7 +114,7 @@ SELECT checkpoints - :c0 AS new_checkpoints, checkpoints_requested - :r0 AS new_
 	   last_csn > :s0 AS csn_advanced, failures, in_progress, last_error,
 	   last_rows >= 1000 AS has_rows, last_bytes_written > 0 AS wrote,
 	   last_finished_at >= last_started_at AS timed, policy, method,
-	   log_bytes_since_checkpoint >= 0 AS log_ok
+	   log_bytes_since_checkpoint >= 0 AS log_ok, calls_since_checkpoint AS calls
   FROM fastckpt_stat_checkpointer;
 -- the rows went into the checkpoint; the current phase holds nothing new
 SELECT last_checkpoint_bytes >= 1000 * 50 AS ckpt_sized, dirty_rows

@@ -36,6 +36,7 @@ int			fc_test_recovery_delay_ms = 0;
 int			fc_checkpoint_timeout_s = 60;
 double		fc_checkpoint_completion_target = 0.9;
 int			fc_max_log_size_mb = 1024;
+int			fc_max_replay_calls = 300000;
 int			fc_checkpoint_method = FC_CKPT_MERGE;
 double		fc_checkpoint_delta_ratio = 0.25;
 int			fc_checkpoint_policy = FC_POLICY_FIXED;
@@ -192,6 +193,16 @@ fc_define_checkpoint_settings(void)
 							1024, 0, INT_MAX / 2,
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.max_replay_calls",
+							"Calls of registered procedures logged since the last checkpoint that trigger the next one; 0: never.",
+							"Recovery runs logged calls again one at a time, so their number, not the log's size, "
+							"bounds that part of recovery time.",
+							&fc_max_replay_calls,
+							300000, 0, INT_MAX,
+							PGC_SIGHUP,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_fastckpt.checkpoint_policy",

@@ -53,6 +53,7 @@ typedef enum FcCkptPausePoint
 extern int	fc_checkpoint_timeout_s;
 extern double fc_checkpoint_completion_target;
 extern int	fc_max_log_size_mb;
+extern int	fc_max_replay_calls;
 extern int	fc_checkpoint_method;
 extern double fc_checkpoint_delta_ratio;
 extern int	fc_checkpoint_policy;
@@ -101,6 +102,8 @@ extern void fc_ckpt_shmem_init(void);
 extern void fc_ckpt_publish_csn(uint64 csn);
 extern void fc_ckpt_note_call(uint64 csn);
 extern bool fc_ckpt_calls_since_last(void);
+extern uint64 fc_ckpt_calls_since_checkpoint(void);
+extern void fc_ckpt_set_calls_base(uint64 base);
 extern void fc_ckpt_request(bool wait);
 extern void fc_ckpt_clear_csn(void);
 extern bool fc_ckpt_swap(uint64 *csn, uint64 *start_lsn, uint64 *phase);

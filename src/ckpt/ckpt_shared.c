@@ -53,6 +53,8 @@ typedef struct FcCkptShared
 	uint64		swap_phase;
 	FcCkptStats stats;
 	pg_atomic_uint64 last_call_csn; /* newest CALL record's CSN, or 0 */
+	pg_atomic_uint64 calls_base;	/* fc_log_calls_logged() when the last
+									 * checkpoint started, modulo 2^64 */
 	int			nprocs;
 	pg_atomic_uint64 in_doubt[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
 } FcCkptShared;
@@ -86,6 +88,7 @@ fc_ckpt_shmem_init(void)
 		ConditionVariableInit(&fc_ckpt->answered_cv);
 		fc_ckpt->nprocs = fc_ckpt_nprocs();
 		pg_atomic_init_u64(&fc_ckpt->last_call_csn, 0);
+		pg_atomic_init_u64(&fc_ckpt->calls_base, 0);
 		for (int i = 0; i < fc_ckpt->nprocs; i++)
 			pg_atomic_init_u64(&fc_ckpt->in_doubt[i], 0);
 	}
@@ -341,6 +344,24 @@ fc_ckpt_calls_since_last(void)
 	ckpt_csn = fc_ckpt->stats.last_seq == 0 ? 0 : fc_ckpt->stats.last_csn;
 	SpinLockRelease(&fc_ckpt->mutex);
 	return call_csn >= ckpt_csn;
+}
+
+/*
+ * Calls a replay from the installed checkpoint would run: those logged
+ * since the base, which the checkpointer sets once a checkpoint is
+ * installed (to the count when its attempt began), and at its own start
+ * to the count less the calls recovery ran (still in the log).
+ */
+uint64
+fc_ckpt_calls_since_checkpoint(void)
+{
+	return fc_log_calls_logged() - pg_atomic_read_u64(&fc_ckpt->calls_base);
+}
+
+void
+fc_ckpt_set_calls_base(uint64 base)
+{
+	pg_atomic_write_u64(&fc_ckpt->calls_base, base);
 }
 
 /* Ask for a checkpoint; with wait, until one that started after has ended. */

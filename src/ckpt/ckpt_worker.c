@@ -9,11 +9,12 @@
  * (a timed one spreads its writing over checkpoint_completion_target of
  * that), when the log written since the last one exceeds
  * pg_fastckpt.max_log_size -- or, under checkpoint_policy = adaptive,
- * SLACH's load-dependent threshold (core/ckpt_policy.c) -- and at
- * shutdown.  Timed and size-triggered checkpoints are skipped while
- * nothing commits.  A failed checkpoint is
- * reported, its waiters get the error, and it is retried after a second
- * with the same swap (see fc_ckpt_swap).
+ * SLACH's load-dependent threshold (core/ckpt_policy.c) --, when more than
+ * pg_fastckpt.max_replay_calls calls were logged since (recovery runs each
+ * again, which their few bytes of log do not show), and at shutdown.
+ * Timed and size-triggered checkpoints are skipped while nothing commits.
+ * A failed checkpoint is reported, its waiters get the error, and it is
+ * retried after a second with the same swap (see fc_ckpt_swap).
  *
  *-------------------------------------------------------------------------
  */
@@ -51,6 +52,8 @@ static TimestampTz retry_after = 0;
 static uint64 handled = 0;		/* requests answered */
 static uint64 answering = 0;	/* requests the running checkpoint answers */
 static uint64 last_commits;
+static bool attempt_pending = false;	/* a failed attempt is retried */
+static uint64 calls_at_attempt;	/* fc_log_calls_logged() as it began */
 
 #define FC_CKPT_POLL_MS			100L
 #define FC_CKPT_RETRY_MS		1000L
@@ -125,6 +128,14 @@ fc_checkpointer_main(Datum arg)
 			proc_exit(0);
 	}
 	fc_ckpt_set_writer_latch();
+
+	/* the calls recovery ran are in the log until the next checkpoint */
+	{
+		FcRecoveryStats rec;
+
+		fc_recovery_stats_get(&rec);
+		fc_ckpt_set_calls_base(fc_log_calls_logged() - (uint64) Max(rec.calls_replayed, 0));
+	}
 
 	/* errors in a checkpoint come back here: report, clean up, retry later */
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
@@ -218,14 +229,25 @@ fc_checkpointer_main(Datum arg)
 			trigger = FC_TRIGGER_TIMED;
 		else if (changed && threshold > 0 && (double) log_since >= threshold)
 			trigger = FC_TRIGGER_SIZE;
+		else if (changed && fc_max_replay_calls > 0 &&
+				 fc_ckpt_calls_since_checkpoint() >= (uint64) fc_max_replay_calls)
+			trigger = FC_TRIGGER_SIZE;	/* the log's calls, not its bytes */
 		if (trigger == FC_TRIGGER_KINDS)
 			continue;
 
 		/* the timer runs from one start to the next, as PostgreSQL's */
 		last_start = now;
+		if (!attempt_pending)
+		{
+			/* a retry reuses the first attempt's swap, and its count */
+			calls_at_attempt = fc_log_calls_logged();
+			attempt_pending = true;
+		}
 		answering = fc_ckpt_take_requests();
 		MemoryContextSwitchTo(run_cxt);
 		(void) fc_ckpt_run(trigger, trigger == FC_TRIGGER_SHUTDOWN);
+		fc_ckpt_set_calls_base(calls_at_attempt);
+		attempt_pending = false;
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(run_cxt);
 		fc_ckpt_finish_requests(answering, true);

@@ -63,6 +63,7 @@ extern bool fc_log_is_ready(void);
 extern void fc_log_check_writable(const char *relname);
 extern void fc_log_stats_get(FcLogStats *stats);
 extern void fc_log_stats_reset(void);
+extern uint64 fc_log_calls_logged(void);
 
 /* the writer's side of log_buffer.c */
 extern uint64 fc_log_writer_attach(void);

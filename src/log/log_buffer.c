@@ -703,6 +703,17 @@ fc_log_stats_get(FcLogStats *stats)
 }
 
 /* Counters are never written by two processes: reset by remembering a base. */
+/* CALL records appended since the server started (not reset with the stats). */
+uint64
+fc_log_calls_logged(void)
+{
+	uint64		calls = 0;
+
+	for (int i = 0; i < fc_log->nprocs; i++)
+		calls += fc_log->procs[i].proc.records[FC_REC_CALL];
+	return calls;
+}
+
 void
 fc_log_stats_reset(void)
 {

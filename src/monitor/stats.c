@@ -284,8 +284,8 @@ fastckpt_stat_checkpointer_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcCkptStats st;
-	Datum		values[29];
-	bool		nulls[29] = {0};
+	Datum		values[30];
+	bool		nulls[30] = {0};
 	Datum		hits[FC_PAUSE_POINTS - 1];
 	uint64		insert_lsn = fc_log_insert_lsn();
 
@@ -315,16 +315,17 @@ fastckpt_stat_checkpointer_internal(PG_FUNCTION_ARGS)
 	values[19] = Int64GetDatum((int64) st.deltas_written);
 	values[20] = Int64GetDatum((int64) st.log_segments_removed);
 	values[21] = Int64GetDatum((int64) (insert_lsn - Min(insert_lsn, st.last_start_lsn)));
-	values[22] = CStringGetTextDatum(fc_checkpoint_policy == FC_POLICY_ADAPTIVE ? "adaptive" : "fixed");
-	values[23] = CStringGetTextDatum(fc_checkpoint_method == FC_CKPT_COPY ? "copy" : "merge");
-	values[24] = Int64GetDatum((int64) st.threshold_bytes);
-	values[25] = Float8GetDatum(st.load);
-	values[26] = Float8GetDatum(st.commit_rate);
-	values[27] = CStringGetTextDatum(st.last_error);
-	nulls[27] = (st.last_error[0] == '\0');
+	values[22] = Int64GetDatum((int64) fc_ckpt_calls_since_checkpoint());
+	values[23] = CStringGetTextDatum(fc_checkpoint_policy == FC_POLICY_ADAPTIVE ? "adaptive" : "fixed");
+	values[24] = CStringGetTextDatum(fc_checkpoint_method == FC_CKPT_COPY ? "copy" : "merge");
+	values[25] = Int64GetDatum((int64) st.threshold_bytes);
+	values[26] = Float8GetDatum(st.load);
+	values[27] = Float8GetDatum(st.commit_rate);
+	values[28] = CStringGetTextDatum(st.last_error);
+	nulls[28] = (st.last_error[0] == '\0');
 	for (int i = 1; i < FC_PAUSE_POINTS; i++)
 		hits[i - 1] = Int64GetDatum((int64) st.pause_hits[i]);
-	values[28] = PointerGetDatum(construct_array(hits, FC_PAUSE_POINTS - 1, INT8OID, 8,
+	values[29] = PointerGetDatum(construct_array(hits, FC_PAUSE_POINTS - 1, INT8OID, 8,
 												 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

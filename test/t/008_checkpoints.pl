@@ -856,6 +856,89 @@ pg_fastckpt.max_log_size = 32
 };
 
 # ---------------------------------------------------------------------------
+# 6b. max_replay_calls bounds the calls recovery runs again: their few bytes
+#     of log would not reach any max_log_size worth having
+
+subtest 'max_replay_calls bounds the calls recovery runs again' => sub {
+	$node->safe_psql('postgres', q{
+CREATE FUNCTION bump_teller(p_tid int, p_by int) RETURNS void
+LANGUAGE sql AS $$ UPDATE pgbench_tellers SET tbalance = tbalance + p_by WHERE tid = p_tid $$;
+ALTER FUNCTION bump_teller(int, int) SET enable_seqscan = off;
+SELECT fastckpt_register_procedure('bump_teller(int,int)');
+});
+	set_conf($node, q{
+pg_fastckpt.checkpoint_policy = 'fixed'
+pg_fastckpt.checkpoint_timeout = 0
+pg_fastckpt.max_log_size = 0
+pg_fastckpt.max_replay_calls = 2000
+});
+	ok(wait_until(10, sub { ckpt_stat($node)->{threshold_bytes} == 0 }), 'size threshold off');
+	checkpoint($node);
+	my $calls_since = sub {
+		$node->safe_psql('postgres', 'SELECT calls_since_checkpoint FROM fastckpt_stat_checkpointer');
+	};
+	my $calls_logged = sub {
+		$node->safe_psql('postgres', 'SELECT call_records FROM fastckpt_stat_log');
+	};
+	is($calls_since->(), 0, 'no call since a checkpoint');
+
+	my $script = $node->basedir . '/calls.sql';
+	open(my $fh, '>', $script) or die "could not write $script: $!";
+	print $fh "\\set t random(1, 10)\nSELECT bump_teller(:t, 1);\n";
+	close $fh;
+
+	# 10,000 calls against max_replay_calls = 2000: checkpoints keep the
+	# calls a crash would replay near 2000
+	my $before = ckpt_stat($node);
+	my $logged_before = $calls_logged->();
+	my $run = start_pgbench($node, '-c', '1', '-t', '10000', '-f', $script);
+	my $max_since = 0;
+	while ($run->{h}->pumpable)
+	{
+		$run->{h}->pump_nb;
+		my $n = $calls_since->();
+		$max_since = $n if $n > $max_since;
+		usleep(50_000);
+	}
+	finish_pgbench($run, 'max_replay_calls = 2000');
+	my $after = ckpt_stat($node);
+	is($calls_logged->() - $logged_before, 10000, 'every call was logged as a CALL record');
+	my $size_ckpts = $after->{checkpoints_size} - $before->{checkpoints_size};
+	note("$size_ckpts checkpoints triggered by calls; at most $max_since calls since a checkpoint seen");
+	ok($size_ckpts >= 3, "the calls triggered checkpoints ($size_ckpts), with no log size or timer set");
+	# the trigger is checked every 100 ms; at a few thousand calls a second
+	# a checkpoint starts within a few hundred calls past the limit
+	ok($max_since < 4000, "the calls since a checkpoint stayed near the limit ($max_since)");
+
+	# max_replay_calls = 0: calls trigger nothing (the checkpointer reads
+	# the file within its 100 ms poll; nothing shows when it has)
+	set_conf($node, q{pg_fastckpt.max_replay_calls = 0});
+	usleep(1_000_000);
+
+	# exactly the calls since the last checkpoint run again after a crash
+	# (700 more, which no checkpoint takes now, so there are some)
+	$run = start_pgbench($node, '-c', '1', '-t', '700', '-f', $script);
+	finish_pgbench($run, '700 calls');
+	my $pending = $calls_since->();
+	ok($pending >= 700, "at least the last 700 calls are not checkpointed ($pending)");
+	my $sum = q{SELECT sum(tbalance) || '/' || md5(string_agg(tid || ':' || tbalance, ',' ORDER BY tid)) FROM pgbench_tellers};
+	my $expected = $node->safe_psql('postgres', $sum);
+	crash_and_start($node, 'kill -9 after the calls') or return;
+	is(view_row($node, 'fastckpt_stat_recovery', 'calls_replayed')->{calls_replayed}, $pending,
+		"recovery ran again exactly the $pending calls logged since the last checkpoint");
+	is($node->safe_psql('postgres', $sum), $expected, 'pgbench_tellers after recovery: the same');
+	is($calls_since->(), $pending, 'after recovery, the calls it ran count as not yet checkpointed');
+
+	$before = ckpt_stat($node);
+	$run = start_pgbench($node, '-c', '1', '-t', '3000', '-f', $script);
+	finish_pgbench($run, 'max_replay_calls = 0');
+	usleep(500_000);
+	$after = ckpt_stat($node);
+	is($after->{checkpoints}, $before->{checkpoints}, 'max_replay_calls = 0: no checkpoint');
+	is($calls_since->(), $pending + 3000, 'and the calls since the last checkpoint add up');
+};
+
+# ---------------------------------------------------------------------------
 # 6a. a timed checkpoint spreads its writing over checkpoint_completion_target
 #     of the interval; at 0 it writes at full speed
 
