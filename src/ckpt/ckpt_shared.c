@@ -51,10 +51,11 @@ typedef struct FcCkptShared
 	uint64		swap_csn;
 	uint64		swap_lsn;
 	uint64		swap_phase;
+	uint64		swap_calls;		/* fc_log_calls_logged() at the swap */
 	FcCkptStats stats;
 	pg_atomic_uint64 last_call_csn; /* newest CALL record's CSN, or 0 */
-	pg_atomic_uint64 calls_base;	/* fc_log_calls_logged() when the last
-									 * checkpoint started, modulo 2^64 */
+	pg_atomic_uint64 calls_base;	/* fc_log_calls_logged() at the installed
+									 * checkpoint's swap, modulo 2^64 */
 	int			nprocs;
 	pg_atomic_uint64 in_doubt[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
 } FcCkptShared;
@@ -128,6 +129,7 @@ bool
 fc_ckpt_swap(uint64 *csn, uint64 *start_lsn, uint64 *phase)
 {
 	bool		retry;
+	uint64		calls;
 
 	SpinLockAcquire(&fc_ckpt->mutex);
 	retry = fc_ckpt->swap_pending;
@@ -138,10 +140,12 @@ fc_ckpt_swap(uint64 *csn, uint64 *start_lsn, uint64 *phase)
 	if (retry)
 		return true;
 
+	/* CALL records are appended under the latch too: the count is exact */
 	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_EXCLUSIVE);
 	*csn = fc_log_peek_next_csn();
 	*start_lsn = fc_log_insert_lsn();
 	*phase = fc_pp_flip(fc_pp_phase_ptr());
+	calls = fc_log_calls_logged();
 	fc_ckpt_pause_point(FC_PAUSE_SWAP);
 	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
 
@@ -150,6 +154,7 @@ fc_ckpt_swap(uint64 *csn, uint64 *start_lsn, uint64 *phase)
 	fc_ckpt->swap_csn = *csn;
 	fc_ckpt->swap_lsn = *start_lsn;
 	fc_ckpt->swap_phase = *phase;
+	fc_ckpt->swap_calls = calls;
 	SpinLockRelease(&fc_ckpt->mutex);
 	return false;
 }
@@ -160,6 +165,7 @@ fc_ckpt_swap_done(void)
 {
 	SpinLockAcquire(&fc_ckpt->mutex);
 	fc_ckpt->swap_pending = false;
+	pg_atomic_write_u64(&fc_ckpt->calls_base, fc_ckpt->swap_calls);
 	SpinLockRelease(&fc_ckpt->mutex);
 }
 
@@ -348,9 +354,9 @@ fc_ckpt_calls_since_last(void)
 
 /*
  * Calls a replay from the installed checkpoint would run: those logged
- * since the base, which the checkpointer sets once a checkpoint is
- * installed (to the count when its attempt began), and at its own start
- * to the count less the calls recovery ran (still in the log).
+ * since its swap (fc_ckpt_swap_done), or, before the first checkpoint
+ * since startup, the calls recovery ran (still in the log), which the
+ * checkpointer sets when it starts.
  */
 uint64
 fc_ckpt_calls_since_checkpoint(void)

@@ -52,8 +52,6 @@ static TimestampTz retry_after = 0;
 static uint64 handled = 0;		/* requests answered */
 static uint64 answering = 0;	/* requests the running checkpoint answers */
 static uint64 last_commits;
-static bool attempt_pending = false;	/* a failed attempt is retried */
-static uint64 calls_at_attempt;	/* fc_log_calls_logged() as it began */
 
 #define FC_CKPT_POLL_MS			100L
 #define FC_CKPT_RETRY_MS		1000L
@@ -237,17 +235,9 @@ fc_checkpointer_main(Datum arg)
 
 		/* the timer runs from one start to the next, as PostgreSQL's */
 		last_start = now;
-		if (!attempt_pending)
-		{
-			/* a retry reuses the first attempt's swap, and its count */
-			calls_at_attempt = fc_log_calls_logged();
-			attempt_pending = true;
-		}
 		answering = fc_ckpt_take_requests();
 		MemoryContextSwitchTo(run_cxt);
 		(void) fc_ckpt_run(trigger, trigger == FC_TRIGGER_SHUTDOWN);
-		fc_ckpt_set_calls_base(calls_at_attempt);
-		attempt_pending = false;
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(run_cxt);
 		fc_ckpt_finish_requests(answering, true);
