@@ -191,7 +191,7 @@ fc_load_file(FcLoadTarget *target, const fc_ckpt_file_want *want, char *buf,
 	char	   *path = fc_ckpt_chunk_path(fc_load->ref.seq, target->tab, want->chunkno,
 										  want->layer);
 	char		scanerr[256];
-	uint64_t	bytes = 0;
+	uint64		bytes = 0;
 	const char *problem;
 	int			fd;
 

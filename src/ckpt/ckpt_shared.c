@@ -355,13 +355,21 @@ fc_ckpt_calls_since_last(void)
 /*
  * Calls a replay from the installed checkpoint would run: those logged
  * since its swap (fc_ckpt_swap_done), or, before the first checkpoint
- * since startup, the calls recovery ran (still in the log), which the
- * checkpointer sets when it starts.
+ * since startup, also the calls recovery ran (still in the log), as
+ * startup sets the base before it opens the tables.  Not counted out:
+ * calls an ABORT record voids, and those PostgreSQL's commit log says did
+ * not commit; replay skips them.
  */
 uint64
 fc_ckpt_calls_since_checkpoint(void)
 {
-	return fc_log_calls_logged() - pg_atomic_read_u64(&fc_ckpt->calls_base);
+	uint64		base = pg_atomic_read_u64(&fc_ckpt->calls_base);
+	uint64		since;
+
+	/* the base first: the counts summed after it can only be larger */
+	pg_read_barrier();
+	since = fc_log_calls_logged() - base;
+	return since > PG_INT64_MAX ? 0 : since;
 }
 
 void

@@ -127,14 +127,6 @@ fc_checkpointer_main(Datum arg)
 	}
 	fc_ckpt_set_writer_latch();
 
-	/* the calls recovery ran are in the log until the next checkpoint */
-	{
-		FcRecoveryStats rec;
-
-		fc_recovery_stats_get(&rec);
-		fc_ckpt_set_calls_base(fc_log_calls_logged() - (uint64) Max(rec.calls_replayed, 0));
-	}
-
 	/* errors in a checkpoint come back here: report, clean up, retry later */
 	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
 	{

@@ -121,8 +121,9 @@ typedef struct FcCkptRun
 	FcChunkMemo *memo;
 
 	/* figures */
-	uint64		bytes_written;
+	uint64		bytes_written;	/* I/O, tables dropped meanwhile included */
 	uint64		bytes_reused;
+	uint64		bytes;			/* files of the tables in the manifest */
 	uint64		rows;
 	uint64		dirty_rows;
 	uint64		deltas_written;
@@ -751,6 +752,7 @@ fc_table_write(FcCkptRun *run, FcCkptJob *job)
 	run->ntables++;
 	run->nchunks += nchunks;
 	run->rows += job->tab.rows;
+	run->bytes += job->tab.bytes;
 
 	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_SHARED);
 	if (fc_job_alive(job))
@@ -981,7 +983,7 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 	m->start_lsn = run.start_lsn;
 	m->nchunks = run.nchunks;
 	m->rows = run.rows;
-	m->bytes = run.bytes_written + run.bytes_reused;
+	m->bytes = run.bytes;
 	m->finished_at = GetCurrentTimestamp();
 	fc_ckpt_manifest_seal(run.manifest.data);
 	{

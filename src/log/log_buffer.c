@@ -702,7 +702,6 @@ fc_log_stats_get(FcLogStats *stats)
 	SpinLockRelease(&fc_log->error_lock);
 }
 
-/* Counters are never written by two processes: reset by remembering a base. */
 /* CALL records appended since the server started (not reset with the stats). */
 uint64
 fc_log_calls_logged(void)
@@ -714,6 +713,7 @@ fc_log_calls_logged(void)
 	return calls;
 }
 
+/* Counters are never written by two processes: reset by remembering a base. */
 void
 fc_log_stats_reset(void)
 {

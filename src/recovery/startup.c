@@ -407,6 +407,13 @@ fc_recovery_leader_main(Datum arg)
 				proc_exit(0);
 		}
 		fc_recovery_stats_finish(fc_seconds_since(index_start), fc_seconds_since(start));
+		{
+			FcRecoveryStats rec;
+
+			/* the calls replayed stay in the log until the next checkpoint */
+			fc_recovery_stats_get(&rec);
+			fc_ckpt_set_calls_base(fc_log_calls_logged() - (uint64) Max(rec.calls_replayed, 0));
+		}
 		fc_gate_open();
 		ereport(LOG,
 				(errmsg("pg_fastckpt: startup recovery finished in %.3f s; fastckpt tables are open",

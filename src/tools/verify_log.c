@@ -49,6 +49,8 @@ typedef struct fc_log_counts
 	uint64_t	bytes;
 	uint64_t	min_csn;
 	uint64_t	max_csn;
+	uint64_t	boundary;		/* the installed checkpoint's position */
+	int			boundary_seen;	/* a record starts there, or the log ends */
 } fc_log_counts;
 
 static int
@@ -183,8 +185,10 @@ fc_check_entries(fc_verify *v, const fc_log_header *rec, fc_log_counts *counts)
 			what = "call parts overrun the record";
 	}
 	if (what != NULL)
-		fc_verify_problem(v, "log record at position %llu (CSN %llu) has a valid CRC but %s; recovery would stop there",
-						  (unsigned long long) rec->lsn, (unsigned long long) rec->csn, what);
+		fc_verify_problem(v, "log record at position %llu (CSN %llu) has a valid CRC but %s; recovery %s",
+						  (unsigned long long) rec->lsn, (unsigned long long) rec->csn, what,
+						  rec->kind == FC_REC_CALL ? "would stop there and keep the tables closed" :
+						  "would apply only the entries before the fault");
 }
 
 /* Walk valid records from lsn, as recovery does; returns where they end. */
@@ -196,6 +200,8 @@ fc_walk(fc_verify *v, fc_log_stream *s, uint64_t lsn, fc_log_counts *counts)
 	fc_log_stream_seek(s, lsn);
 	while ((rec = fc_log_stream_next(s)) != NULL)
 	{
+		if (rec->lsn == counts->boundary)
+			counts->boundary_seen = 1;
 		counts->records[rec->kind]++;
 		counts->bytes += FC_LOG_ALIGNED(rec->len);
 		if (counts->min_csn == 0 || rec->csn < counts->min_csn)
@@ -204,6 +210,8 @@ fc_walk(fc_verify *v, fc_log_stream *s, uint64_t lsn, fc_log_counts *counts)
 			counts->max_csn = rec->csn;
 		fc_check_entries(v, rec, counts);
 	}
+	if (s->pos == counts->boundary)
+		counts->boundary_seen = 1;
 	return s->pos;
 }
 
@@ -355,7 +363,12 @@ fc_verify_log(fc_verify *v, const fc_verify_ckpt *ckpt)
 	r.v = v;
 	r.fd = -1;
 	fc_log_stream_init(&s, fc_verify_alloc(FC_LOG_STREAM_BUFFER), fc_read_segment, &r, from);
+	counts.boundary = ckpt->found ? ckpt->installed_lsn : from;
 	end = fc_walk(v, &s, from, &counts);
+	if (ckpt->found && end > ckpt->installed_lsn && from <= ckpt->installed_lsn &&
+		!counts.boundary_seen)
+		fc_verify_problem(v, "log: the installed checkpoint's position %llu falls inside a record: its replay would stop there at once and drop the log after it",
+						  (unsigned long long) ckpt->installed_lsn);
 	if (ckpt->found && end < ckpt->installed_lsn && from <= ckpt->installed_lsn)
 	{
 		/* the installed checkpoint replays from its own position on */

@@ -34,6 +34,10 @@ static long walked_records;
 static long walked_blocks;
 static long walked_manifests;
 
+/* inputs larger than the readers' buffers (their refill paths) */
+static long long_streams;
+static long long_files;
+
 #define CHECK(cond, ...) \
 	do { \
 		if (!(cond)) \
@@ -129,23 +133,25 @@ typedef struct built_record
 	uint64_t	lsn;
 } built_record;
 
+/* big: a VALUES record of up to ~1 MB, to cross the readers' buffers */
 static built_record
-build_record(uint64_t lsn)
+build_record(uint64_t lsn, int big)
 {
-	char		tmp[64 * 1024];
+	char	   *tmp = calloc(1, big ? FC_LOG_MAX_RECORD : 64 * 1024);
 	fc_log_header *h = (fc_log_header *) tmp;
 	uint32_t	pos = FC_LOG_HEADER_SIZE;
 	built_record r;
 
-	memset(tmp, 0, sizeof(tmp));
+	if (tmp == NULL)
+		abort();
 	h->csn = rnd();
 	h->xid = rnd();
 	h->dbid = (uint32_t) rnd();
-	h->kind = (uint8_t) (1 + below(FC_REC_KIND_MAX));
+	h->kind = big ? FC_REC_VALUES : (uint8_t) (1 + below(FC_REC_KIND_MAX));
 	h->flags = (uint8_t) below(2);
 	if (h->kind == FC_REC_VALUES)
 	{
-		h->nentries = (uint16_t) below(9);
+		h->nentries = (uint16_t) (big ? 1 + below(2) : below(9));
 		for (int i = 0; i < h->nentries; i++)
 		{
 			fc_log_row *row = (fc_log_row *) (tmp + pos);
@@ -153,7 +159,8 @@ build_record(uint64_t lsn)
 			row->spcid = (uint32_t) rnd();
 			row->relnode = (uint32_t) rnd();
 			row->slotno = rnd();
-			row->len = below(5) == 0 ? FC_LOG_TOMBSTONE : below(400);
+			row->len = big ? 1 + below(FC_LOG_MAX_RECORD / 2 - 64) :
+				below(5) == 0 ? FC_LOG_TOMBSTONE : below(400);
 			if (row->len != FC_LOG_TOMBSTONE)
 				fill_random(tmp + pos + sizeof(fc_log_row), row->len);
 			pos += fc_log_row_size(row->len);
@@ -193,6 +200,7 @@ build_record(uint64_t lsn)
 	r.buf = exact(tmp, pos);
 	r.len = pos;
 	r.lsn = lsn;
+	free(tmp);
 	return r;
 }
 
@@ -246,7 +254,7 @@ static void
 case_log_record(void)
 {
 	uint64_t	lsn = (rnd() % (1ULL << 40)) & ~7ULL;
-	built_record r = build_record(lsn);
+	built_record r = build_record(lsn, 0);
 	const fc_log_header *h = (const fc_log_header *) r.buf;
 	uint32_t	need = 0;
 	char	   *copy;
@@ -352,7 +360,8 @@ case_log_stream(char *buffer)
 	/* start close to a segment boundary, so records cross it */
 	uint64_t	seg = (1 + below(1000)) * (uint64_t) FC_LOG_SEGMENT_SIZE;
 	uint64_t	start = seg - 8 * (1 + below(2000));
-	int			n = 1 + below(40);
+	int			big = below(20) == 0;	/* records up to 1 MB: past the 4 MB buffer */
+	int			n = big ? 8 + below(8) : 1 + below(40);
 	uint64_t   *lsns = malloc(sizeof(uint64_t) * (n + 1));
 	mem_log		m;
 	fc_log_stream s;
@@ -362,11 +371,11 @@ case_log_stream(char *buffer)
 
 	m.base = start;
 	m.len = 0;
-	m.data = malloc(64 * 1024 * (size_t) n);
+	m.data = malloc((size_t) (big ? FC_LOG_MAX_RECORD : 64 * 1024) * n);
 	m.missing_seg = -1;
 	for (int i = 0; i < n; i++)
 	{
-		built_record r = build_record(start + m.len);
+		built_record r = build_record(start + m.len, big);
 
 		lsns[i] = r.lsn;
 		memcpy(m.data + m.len, r.buf, r.len);
@@ -375,6 +384,8 @@ case_log_stream(char *buffer)
 		free(r.buf);
 	}
 	lsns[n] = start + m.len;
+	if (m.len > FC_LOG_STREAM_CHUNK)
+		long_streams++;
 	if (damaged >= 0)
 		m.data[lsns[damaged] - start + below(FC_LOG_HEADER_SIZE)] ^= 0x40;
 	else if (below(2) == 0)
@@ -418,12 +429,13 @@ case_log_stream(char *buffer)
 
 /* ---- checkpoint blocks and chunk files ---- */
 
+/* full: rows until the block is full (256 kB), to cross the scan's buffer */
 static char *
 build_block(uint32_t chunkno, uint32_t layer, uint32_t blockno, uint32_t *first_slot,
-			uint32_t *size)
+			uint32_t *size, int full)
 {
 	char	   *buf = malloc(FC_CKPT_BLOCK_SIZE);
-	int			rows = below(30);
+	int			rows = full ? FC_CKPT_CHUNK_SLOTS : (int) below(30);
 	char		image[2048];
 	char	   *out;
 
@@ -435,7 +447,7 @@ build_block(uint32_t chunkno, uint32_t layer, uint32_t blockno, uint32_t *first_
 		fill_random(image, sizeof(image));
 		if (!fc_ckpt_block_add(buf, *first_slot, image, len))
 			break;
-		*first_slot += 1 + below(50);
+		*first_slot += full ? 1 + below(4) : 1 + below(50);
 	}
 	fc_ckpt_block_seal(buf);
 	*size = ((fc_ckpt_block *) buf)->size;
@@ -466,7 +478,7 @@ case_ckpt_block(void)
 	uint32_t	blockno = below(10);
 	uint32_t	slot = below(100);
 	uint32_t	size;
-	char	   *block = build_block(chunkno, layer, blockno, &slot, &size);
+	char	   *block = build_block(chunkno, layer, blockno, &slot, &size, 0);
 	char	   *copy;
 	const char *problem;
 
@@ -533,7 +545,8 @@ case_ckpt_scan(char *scanbuf)
 {
 	uint32_t	chunkno = below(10);
 	uint32_t	layer = below(3);
-	int			nblocks = 1 + below(6);
+	int			full = below(10) == 0;	/* ~4.5 MB: past the 4 MB buffer */
+	int			nblocks = full ? 18 : 1 + (int) below(6);
 	uint32_t	slot = 0;
 	char	   *file = malloc((size_t) nblocks * FC_CKPT_BLOCK_SIZE);
 	size_t		len = 0;
@@ -551,7 +564,7 @@ case_ckpt_scan(char *scanbuf)
 	for (int i = 0; i < nblocks; i++)
 	{
 		uint32_t	size;
-		char	   *block = build_block(chunkno, layer, (uint32_t) i, &slot, &size);
+		char	   *block = build_block(chunkno, layer, (uint32_t) i, &slot, &size, full);
 
 		memcpy(file + len, block, size);
 		len += size;
@@ -561,6 +574,8 @@ case_ckpt_scan(char *scanbuf)
 	}
 	want.bytes = len;
 	want.crc = fc_crc32c_final(chain);
+	if (len > FC_CKPT_SCAN_BUFFER)
+		long_files++;
 
 	f.data = file;
 	f.len = len;
@@ -726,6 +741,8 @@ main(int argc, char **argv)
 	free(scan_buf);
 	printf("damaged behind a valid CRC, accepted and walked: %ld records, %ld blocks, %ld manifests\n",
 		   walked_records, walked_blocks, walked_manifests);
+	printf("longer than the readers' 4 MB buffers: %ld logs, %ld chunk files\n",
+		   long_streams, long_files);
 	printf("%ld cases (seed %llu), %ld failures\n", cases, (unsigned long long) seed, failures);
 	return failures == 0 ? 0 : 1;
 }

@@ -11,6 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use File::Find;
+use Time::HiRes qw(usleep);
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
@@ -23,6 +24,31 @@ pg_fastckpt.max_log_size = 0
 });
 my $copy = PostgreSQL::Test::Utils::tempdir();
 my $copies = 0;
+
+# CRC-32C (Castagnoli), as the files carry it.
+my @crc_table = map {
+	my $c = $_;
+	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+	$c
+} 0 .. 255;
+
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	$crc = $crc_table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8) for unpack('C*', $data);
+	return $crc ^ 0xFFFFFFFF;
+}
+
+sub write_file
+{
+	my ($path, $data) = @_;
+	open(my $fh, '>', $path) or die "open $path: $!";
+	binmode $fh;
+	print $fh $data;
+	close($fh) or die "close $path: $!";
+	return;
+}
 
 # A fresh copy of the (stopped) node's data directory.
 sub fresh_copy
@@ -104,6 +130,8 @@ ok($r->{installed} > $r->{previous} && $r->{end} > $r->{installed},
 	is($rc2, 1, 'damaged checkpoint block: exit 1');
 	like($err2, qr/error: checkpoint $r->{installed_seq}: "\Q$own[0]\E": block 0 \(byte 0\): block CRC mismatch/,
 		'damaged checkpoint block: the file, block and fault named');
+	like($out2, qr/^checkpoint $r->{installed_seq}: .*: DAMAGED \(1 of its chunks\)$/m,
+		'damaged checkpoint block: one damaged chunk counted');
 	like($out2, qr/recovery would fall back to checkpoint $r->{previous_seq}/,
 		'damaged checkpoint block: the fallback named');
 }
@@ -120,6 +148,31 @@ ok($r->{installed} > $r->{previous} && $r->{end} > $r->{installed},
 	like($err2, qr/warning: log: 19 valid records lie past the end of the log at position $r->{installed}/,
 		'record damaged after a crash: the 19 records behind it reported');
 	like($out2, qr/log: ends at position $r->{installed};/, 'the valid log ends at the damaged record');
+}
+
+# A control file and manifest that agree, but put the installed
+# checkpoint's log position inside a record (both resealed, as a buggy
+# writer would leave them): its replay would stop at once.
+{
+	my $dir = fresh_copy();
+	my $ckdir = sprintf('%s/pg_fastckpt/ckpt', $dir);
+	my $mpath = sprintf('%s/%016X/manifest', $ckdir, $r->{installed_seq});
+	my $manifest = slurp_file($mpath);
+	my $control = slurp_file("$ckdir/control");
+	my $moved = $r->{installed} + 8;
+	substr($manifest, 40, 8) = pack('Q', $moved);    # fc_ckpt_manifest.start_lsn
+	substr($manifest, 4, 4) = pack('L', crc32c(substr($manifest, 8)));
+	substr($control, 32, 8) = pack('Q', $moved);     # refs[0].start_lsn
+	substr($control, 48, 4) = substr($manifest, 4, 4);    # refs[0].manifest_crc
+	substr($control, 4, 4) = pack('L', crc32c(substr($control, 8)));
+	write_file($mpath, $manifest);
+	write_file("$ckdir/control", $control);
+	my ($rc2, $out2, $err2) = verify_files($dir);
+	is($rc2, 1, 'checkpoint position inside a record: exit 1');
+	like($out2, qr/checkpoint $r->{installed_seq} \(installed\): CSN \d+, log from $moved,/,
+		'the resealed files pass their own checks');
+	like($err2, qr/error: log: the installed checkpoint's position $moved falls inside a record/,
+		'checkpoint position inside a record: found');
 }
 
 # Bytes past the end after a crash: a record cut short, not damage.
@@ -191,6 +244,40 @@ $node->start;
 wait_for_tables_open($node);
 is($node->safe_psql('postgres', "SELECT count(*), sum(length(v)) > 0 FROM t"), '5000|t',
 	'the original data directory still opens with every row');
-$node->stop;
+
+# A table truncated while a checkpoint writes it (after its first chunk,
+# before its second) is left out of that checkpoint, and so are the bytes
+# of the chunk already written from the manifest's totals.  It is the only
+# fastckpt table, so its first chunk is the one the pause follows.
+$node->safe_psql('postgres', q{
+	DROP TABLE t;
+	CREATE TABLE big (id int PRIMARY KEY, v text) USING fastckpt;
+	INSERT INTO big SELECT g, repeat('x', 20) FROM generate_series(1, 70000) g;
+	SELECT fastckpt_checkpoint(true);
+	UPDATE big SET v = 'y' WHERE id % 1000 = 0;
+	ALTER SYSTEM SET pg_fastckpt.test_checkpoint_pause = 'chunk';
+	ALTER SYSTEM SET pg_fastckpt.test_checkpoint_pause_ms = 3000;
+	SELECT pg_reload_conf();
+});
+my $hits = $node->safe_psql('postgres', 'SELECT test_pause_hits[2] FROM fastckpt_stat_checkpointer');
+usleep(500_000);    # the checkpointer reads the settings within 100 ms
+$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(false)');
+$node->poll_query_until('postgres',
+	"SELECT test_pause_hits[2] > $hits FROM fastckpt_stat_checkpointer")
+  or die 'the checkpoint did not pause after its first chunk';
+$node->safe_psql('postgres', 'TRUNCATE big');
+$node->poll_query_until('postgres', q{SELECT NOT in_progress FROM fastckpt_stat_checkpointer})
+  or die 'the checkpoint did not finish';
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET pg_fastckpt.test_checkpoint_pause;
+	ALTER SYSTEM RESET pg_fastckpt.test_checkpoint_pause_ms;
+	SELECT pg_reload_conf();
+});
+$node->stop('immediate');
+($rc, $out, $err) = verify_files($node->data_dir);
+is($rc, 0, 'tables truncated during a checkpoint: exit 0');
+like($out, qr/^checkpoint \d+ \(installed\): CSN \d+, log from \d+, 0 tables$/m,
+	'the table truncated while the checkpoint wrote it is left out');
+unlike($err, qr/does not use these totals/, 'and the manifest\'s totals are those of the tables it holds');
 
 done_testing();
