@@ -30,6 +30,7 @@
 #include "utils/snapmgr.h"
 
 #include "access/fastckpt_am.h"
+#include "log/log.h"
 #include "store/row_size.h"
 #include "store/table_store.h"
 #include "store/undo.h"
@@ -162,6 +163,142 @@ fc_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 	fc_pending_drop_add(&rel->rd_node, true);
 	/* as heap's copy_data does: the old files go at commit */
 	RelationDropStorage(rel);
+}
+
+/*
+ * A storage for a table that has none: its rows did not come back at
+ * startup (pg_fastckpt/ was moved aside, or recovery dropped the storage),
+ * so it starts empty.  The new storage is logged before anyone can write
+ * to it: replay gives rows only to storages that a checkpoint or a DDL
+ * record holds, and without that record, commits to the table between now
+ * and the next checkpoint would be lost in a crash.  Record first, then
+ * the directory entry, both under the install latch: whoever finds the
+ * storage commits after the record with a larger CSN.  One process at a
+ * time, so that a storage is logged once.
+ */
+FcTable *
+fc_storage_adopt(Relation rel)
+{
+	const RelFileNode *rnode = &rel->rd_node;
+	Oid			relid = RelationGetRelid(rel);
+	uint32		capacity = fc_row_image_capacity(rel, NULL);
+	FcTable    *tbl;
+	struct
+	{
+		fc_log_header hdr;
+		fc_log_ddl	ddl;
+	}			rec;
+
+	/* replaying the log: its records create what it holds */
+	if (!fc_log_is_ready())
+		return fc_table_adopt(rnode, relid, capacity, 1);
+
+	LWLockAcquire(fc_misc_lock(FC_LOCK_ADOPT), LW_EXCLUSIVE);
+	tbl = fc_table_lookup(rnode);
+	if (tbl == NULL)
+	{
+		StaticAssertStmt(sizeof(rec) == FC_LOG_HEADER_SIZE + sizeof(fc_log_ddl),
+						 "a DDL entry follows the record header");
+		memset(&rec, 0, sizeof(rec));
+		rec.hdr.len = sizeof(rec);
+		rec.hdr.dbid = rnode->dbNode;
+		rec.hdr.kind = FC_REC_DDL;
+		rec.hdr.nentries = 1;
+		rec.ddl.op = FC_DDL_CREATE;
+		rec.ddl.dbid = rnode->dbNode;
+		rec.ddl.spcid = rnode->spcNode;
+		rec.ddl.relnode = rnode->relNode;
+		rec.ddl.relid = relid;
+		rec.ddl.image_capacity = capacity;
+
+		LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
+		rec.hdr.csn = fc_log_next_csn();
+		(void) fc_log_insert(&rec, sizeof(rec));
+		tbl = fc_table_adopt(rnode, relid, capacity, rec.hdr.csn);
+		LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+	}
+	LWLockRelease(fc_misc_lock(FC_LOCK_ADOPT));
+	return tbl;
+}
+
+typedef struct FcDbStorages
+{
+	Oid			dbid;
+	Oid			spcid;			/* InvalidOid: any */
+	List	   *keys;			/* of FcTableKey */
+	int			used;			/* storages that ever had a slot */
+} FcDbStorages;
+
+static void
+fc_collect_db_storage(FcTable *tbl, void *arg)
+{
+	FcDbStorages *c = (FcDbStorages *) arg;
+	FcTableKey *key;
+
+	if (tbl->key.dbid != c->dbid ||
+		(OidIsValid(c->spcid) && tbl->key.spcid != c->spcid))
+		return;
+	if (fc_table_nslots(tbl) > 0)
+		c->used++;
+	key = palloc(sizeof(FcTableKey));
+	*key = tbl->key;
+	c->keys = lappend(c->keys, key);
+}
+
+/*
+ * How many storages of database dbid in tablespace spcid have ever had a
+ * row: their indexes may point at slots, which a new, empty storage of the
+ * same table would hand out again to other rows.
+ */
+int
+fc_storage_count_used(Oid dbid, Oid spcid)
+{
+	FcDbStorages c = {dbid, spcid, NIL, 0};
+
+	fc_table_foreach(fc_collect_db_storage, &c);
+	list_free_deep(c.keys);
+	return c.used;
+}
+
+/*
+ * CREATE DATABASE: the new database's fastckpt tables get the template's
+ * rows, slot for slot, since PostgreSQL copied their index files, which
+ * point at those slots.  A relation in the template's default tablespace
+ * lands in the new database's default tablespace, as PostgreSQL copies it.
+ * The copies are storages of this transaction: its commit logs them whole,
+ * and replay keeps them only if PostgreSQL's commit log says the database
+ * was created.  The template has no other session (PostgreSQL checked, and
+ * holds it locked), so its rows do not change under the copy.
+ */
+void
+fc_storage_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
+{
+	FcDbStorages c = {src_db, InvalidOid, NIL, 0};
+	ListCell   *lc;
+
+	fc_table_foreach(fc_collect_db_storage, &c);
+	foreach(lc, c.keys)
+	{
+		FcTableKey *key = (FcTableKey *) lfirst(lc);
+		RelFileNode from;
+		RelFileNode to;
+		FcTable    *src;
+		FcTable    *dst;
+
+		from.spcNode = key->spcid;
+		from.dbNode = src_db;
+		from.relNode = key->relnode;
+		to.spcNode = (key->spcid == src_spc) ? dst_spc : key->spcid;
+		to.dbNode = dst_db;
+		to.relNode = key->relnode;
+		src = fc_table_lookup(&from);
+		if (src == NULL)
+			continue;
+		dst = fc_table_create(&to, src->relid, src->layout.image_capacity);
+		fc_pending_drop_add(&to, false);
+		fc_copy_storage(src, dst, src->relid);
+	}
+	list_free_deep(c.keys);
 }
 
 typedef struct FcClusterState

@@ -222,6 +222,10 @@ extern void fc_relation_set_new_filenode(Relation rel, const RelFileNode *newrno
 										 MultiXactId *minmulti);
 extern void fc_relation_nontransactional_truncate(Relation rel);
 extern void fc_relation_copy_data(Relation rel, const RelFileNode *newrnode);
+extern FcTable *fc_storage_adopt(Relation rel);
+extern void fc_storage_copy_database(Oid src_db, Oid src_spc, Oid dst_db,
+									 Oid dst_spc);
+extern int	fc_storage_count_used(Oid dbid, Oid spcid);
 extern void fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 										 Relation OldIndex, bool use_sort,
 										 TransactionId OldestXmin,

@@ -22,7 +22,9 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_proc.h"
+#include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "tcop/utility.h"
@@ -37,6 +39,12 @@
 
 static ProcessUtility_hook_type prev_process_utility = NULL;
 static object_access_hook_type prev_object_access = NULL;
+
+/*
+ * The CREATE DATABASE being run: its template and tablespace options, for
+ * the copy of the template's rows when the database is created.
+ */
+static CreatedbStmt *fc_createdb_stmt = NULL;
 
 static bool
 fc_is_fastckpt_name(const char *am)
@@ -102,6 +110,96 @@ fc_check_alter_table(AlterTableStmt *stmt, bool *add_unlogged)
 			get_rel_persistence(relid) == RELPERSISTENCE_PERMANENT)
 			*add_unlogged = true;
 	}
+}
+
+/* The value of option name of a CREATE or ALTER DATABASE, NULL if absent or DEFAULT. */
+static const char *
+fc_database_option(List *options, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *opt = lfirst_node(DefElem, lc);
+
+		if (strcmp(opt->defname, name) == 0)
+			return opt->arg ? defGetString(opt) : NULL;
+	}
+	return NULL;
+}
+
+static Oid
+fc_database_tablespace(Oid dbid)
+{
+	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dbid));
+	Oid			spcid;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for database %u", dbid);
+	spcid = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
+	ReleaseSysCache(tup);
+	return spcid;
+}
+
+/*
+ * ALTER DATABASE ... SET TABLESPACE moves the files of every relation in
+ * the database's default tablespace, which changes the key fastckpt keeps
+ * their rows under: they would look empty, and be dropped at the next
+ * restart.  Refused while such a table has rows.
+ */
+static void
+fc_check_move_database(AlterDatabaseStmt *stmt)
+{
+	const char *spcname = fc_database_option(stmt->options, "tablespace");
+	Oid			dbid = get_database_oid(stmt->dbname, true);
+	Oid			cur_spc;
+	int			used;
+
+	if (spcname == NULL || !OidIsValid(dbid))
+		return;					/* PostgreSQL reports what is wrong */
+	cur_spc = fc_database_tablespace(dbid);
+	if (get_tablespace_oid(spcname, true) == cur_spc)
+		return;					/* a no-op for PostgreSQL too */
+	used = fc_storage_count_used(dbid, cur_spc);
+	if (used > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot move database \"%s\" to tablespace \"%s\": it has fastckpt tables",
+						stmt->dbname, spcname),
+				 errdetail_plural("%d fastckpt table in the database's default tablespace holds rows; pg_fastckpt keeps them in shared memory under that tablespace, and moving the database would leave the table without them.",
+								  "%d fastckpt tables in the database's default tablespace hold rows; pg_fastckpt keeps them in shared memory under that tablespace, and moving the database would leave the tables without them.",
+								  used, used),
+				 errhint("Convert those tables with ALTER TABLE ... SET ACCESS METHOD heap before the move and back to fastckpt after it, or dump and restore them.")));
+}
+
+/*
+ * The new database of a CREATE DATABASE exists (its catalog row is in,
+ * its files not yet copied): give its fastckpt tables the template's rows.
+ */
+static void
+fc_copy_template_rows(Oid dst_db)
+{
+	const char *template = fc_database_option(fc_createdb_stmt->options, "template");
+	const char *spcname = fc_database_option(fc_createdb_stmt->options, "tablespace");
+	Oid			src_db = get_database_oid(template ? template : "template1", false);
+	Oid			src_spc = fc_database_tablespace(src_db);
+	Oid			dst_spc = spcname ? get_tablespace_oid(spcname, false) : src_spc;
+
+	fc_createdb_stmt = NULL;
+	fc_storage_copy_database(src_db, src_spc, dst_db, dst_spc);
+}
+
+static void
+fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			   ProcessUtilityContext context, ParamListInfo params,
+			   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
 }
 
 static void
@@ -193,6 +291,9 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 							  "Use a B-tree, hash, GiST, GIN or SP-GiST index.");
 				break;
 			}
+		case T_AlterDatabaseStmt:
+			fc_check_move_database((AlterDatabaseStmt *) parsetree);
+			break;
 		case T_ReindexStmt:
 			{
 				ReindexStmt *stmt = (ReindexStmt *) parsetree;
@@ -222,12 +323,23 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 			break;
 	}
 
-	if (prev_process_utility)
-		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
-							 queryEnv, dest, qc);
+	if (IsA(parsetree, CreatedbStmt))
+	{
+		PG_TRY();
+		{
+			fc_createdb_stmt = (CreatedbStmt *) parsetree;
+			fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
+						   queryEnv, dest, qc);
+		}
+		PG_FINALLY();
+		{
+			fc_createdb_stmt = NULL;
+		}
+		PG_END_TRY();
+	}
 	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
-								queryEnv, dest, qc);
+		fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
+					   queryEnv, dest, qc);
 }
 
 static bool
@@ -272,6 +384,9 @@ fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 		 (classId == RelationRelationId && access != OAT_POST_CREATE &&
 		  fc_is_fastckpt_table(objectId))))
 		fc_commit_require_checkpoint();
+	if (access == OAT_POST_CREATE && classId == DatabaseRelationId &&
+		fc_createdb_stmt != NULL)
+		fc_copy_template_rows(objectId);
 	if (access != OAT_DROP)
 		return;
 

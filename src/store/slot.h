@@ -44,11 +44,12 @@
 #define FC_SLOT_LOCK_TRANCHE	"pg_fastckpt_slot"
 #define FC_SLOT_LOCKS			4096
 #define FC_MISC_LOCK_TRANCHE	"pg_fastckpt"
-#define FC_MISC_LOCKS			4
+#define FC_MISC_LOCKS			5
 #define FC_LOCK_DIRECTORY		0	/* table directory hash */
 #define FC_LOCK_INSTALL			1	/* commit install latch */
 #define FC_LOCK_PROCS			2	/* registered procedures' counters */
 #define FC_LOCK_FLUSH			3	/* one log flush at a time */
+#define FC_LOCK_ADOPT			4	/* logging a lost table's new storage */
 
 /* FcSlotHeader.flags */
 #define FC_SLOT_USED			0x0001	/* holds a row (possibly dead) */

@@ -15,6 +15,7 @@
 #include "utils/rel.h"
 
 #include "pg_fastckpt.h"
+#include "access/fastckpt_am.h"
 #include "store/arena.h"
 #include "store/row_size.h"
 #include "store/table_store.h"
@@ -84,11 +85,12 @@ fc_key_from_rnode(FcTableKey *key, const RelFileNode *rnode)
 /*
  * Enter a storage in the directory.  An existing entry of the relfilenode
  * is reset (a stale entry of a reused relfilenode), or with keep_existing
- * returned as it is.
+ * returned as it is; a storage entered with keep_existing counts as
+ * committed by create_csn.
  */
 static FcTable *
 fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
-			   bool keep_existing)
+			   bool keep_existing, uint64 create_csn)
 {
 	FcTableKey	key;
 	FcTable    *tbl;
@@ -132,7 +134,7 @@ fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
 	pg_atomic_init_u64(&tbl->write_count, 0);
 	fc_undo_init_table(tbl);
 	if (keep_existing)
-		tbl->create_csn = 1;	/* a committed table, empty */
+		tbl->create_csn = create_csn;	/* a committed table, empty */
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 	return tbl;
 }
@@ -140,7 +142,18 @@ fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
 FcTable *
 fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
 {
-	return fc_table_enter(rnode, relid, image_capacity, false);
+	return fc_table_enter(rnode, relid, image_capacity, false, 0);
+}
+
+/*
+ * An empty storage for a table that exists but has none, or the one another
+ * process entered first.  create_csn: see fc_storage_adopt.
+ */
+FcTable *
+fc_table_adopt(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
+			   uint64 create_csn)
+{
+	return fc_table_enter(rnode, relid, image_capacity, true, create_csn);
 }
 
 FcTable *
@@ -296,16 +309,7 @@ fc_table_for_rel(Relation rel)
 
 	tbl = fc_table_lookup(&rel->rd_node);
 	if (tbl == NULL)
-	{
-		/*
-		 * Storage lost with the previous server run (shared memory does not
-		 * survive a restart): start empty.  Startup recovery has already
-		 * emptied the table's indexes before letting us get here.  Recovery
-		 * workers may get here at once for one table: the first creates it.
-		 */
-		tbl = fc_table_enter(&rel->rd_node, RelationGetRelid(rel),
-							 fc_row_image_capacity(rel, NULL), true);
-	}
+		tbl = fc_storage_adopt(rel);	/* its rows did not survive */
 	if (ref == NULL)
 	{
 		ref = MemoryContextAlloc(CacheMemoryContext, sizeof(FcTableRef));

@@ -17,6 +17,8 @@
 
 extern FcTable *fc_table_create(const RelFileNode *rnode, Oid relid,
 								uint32 image_capacity);
+extern FcTable *fc_table_adopt(const RelFileNode *rnode, Oid relid,
+							   uint32 image_capacity, uint64 create_csn);
 extern FcTable *fc_table_lookup(const RelFileNode *rnode);
 
 /* The last storage looked up: a record's rows mostly share one (replay). */
@@ -34,7 +36,7 @@ extern void fc_table_drop_database(Oid dbid);
 extern void fc_table_drop_all(void);
 extern void fc_table_reset(FcTable *tbl);
 
-/* Storage of an open relation; created empty if missing (after restart). */
+/* Storage of an open relation; created empty if missing (fc_storage_adopt). */
 extern FcTable *fc_table_for_rel(Relation rel);
 
 extern uint64 fc_slot_alloc(FcTable *tbl, Oid relid);

@@ -117,6 +117,7 @@ fc_rb_reserve(uint32 size)
 		Assert(fc_rb.hdr->flags & FC_REC_NEEDS_CLOG);
 		fc_rb_emit();
 		fc_rb_begin(saved.kind, saved.flags, saved.csn);
+		fc_rb.hdr->dbid = saved.dbid;
 	}
 	p = fc_rb.buf + fc_rb.hdr->len;
 	fc_rb.hdr->len += size;
@@ -439,6 +440,18 @@ fc_commit_pre_commit(void)
 			FcTable    *tbl = (FcTable *) lfirst(lc);
 			uint64		nslots = fc_table_nslots(tbl);
 
+			/*
+			 * A record's rows belong to the database its header names; a
+			 * CREATE DATABASE fills storages of another one.
+			 */
+			if (tbl->key.dbid != fc_rb.hdr->dbid)
+			{
+				Assert(needs_clog);
+				if (fc_rb.hdr->nentries > 0)
+					fc_rb_emit();
+				fc_rb_begin(FC_REC_VALUES, FC_REC_NEEDS_CLOG, csn);
+				fc_rb.hdr->dbid = tbl->key.dbid;
+			}
 			for (uint64 s = 0; s < nslots; s++)
 				fc_rb_add_slot(tbl, s, phase, true);
 		}
