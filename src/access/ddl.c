@@ -114,6 +114,8 @@ fc_copy_storage(FcTable *src, FcTable *dst, Oid relid)
 		int			depth = 0;
 
 		Assert(d == s);
+		if (s % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (!(hdr->flags & FC_SLOT_USED))
 		{
 			unused[nfree++] = d;
@@ -189,7 +191,13 @@ fc_storage_adopt(Relation rel)
 		fc_log_ddl	ddl;
 	}			rec;
 
-	/* replaying the log: its records create what it holds */
+	/*
+	 * Not before recovery has loaded what there is (VACUUM, ANALYZE and
+	 * DDL get here before their own gate waits).  Recovery processes get
+	 * here with the log open, or while replaying it, whose records then
+	 * create what it holds.
+	 */
+	fc_gate_wait(rel);
 	if (!fc_log_is_ready())
 		return fc_table_adopt(rnode, relid, capacity, 1);
 
@@ -261,6 +269,31 @@ fc_storage_count_used(Oid dbid, Oid spcid)
 }
 
 /*
+ * The storages of database dbid in tablespace spcid go when the
+ * transaction commits (ALTER DATABASE ... SET TABLESPACE, once it is known
+ * that they are empty).
+ */
+void
+fc_storage_drop_database_in(Oid dbid, Oid spcid)
+{
+	FcDbStorages c = {dbid, spcid, NIL, 0};
+	ListCell   *lc;
+
+	fc_table_foreach(fc_collect_db_storage, &c);
+	foreach(lc, c.keys)
+	{
+		FcTableKey *key = (FcTableKey *) lfirst(lc);
+		RelFileNode rnode;
+
+		rnode.spcNode = key->spcid;
+		rnode.dbNode = key->dbid;
+		rnode.relNode = key->relnode;
+		fc_pending_drop_add(&rnode, true);
+	}
+	list_free_deep(c.keys);
+}
+
+/*
  * CREATE DATABASE: the new database's fastckpt tables get the template's
  * rows, slot for slot, since PostgreSQL copied their index files, which
  * point at those slots.  A relation in the template's default tablespace
@@ -294,6 +327,13 @@ fc_storage_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 		src = fc_table_lookup(&from);
 		if (src == NULL)
 			continue;
+		if (fc_table_lookup(&to) != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("cannot copy the fastckpt rows of the template: two of its storages would land in relfilenode %u of tablespace %u",
+							to.relNode, to.spcNode),
+					 errdetail("The template keeps a storage from before a move to another tablespace."),
+					 errhint("Restart the server, which drops storages no table has, and create the database again.")));
 		dst = fc_table_create(&to, src->relid, src->layout.image_capacity);
 		fc_pending_drop_add(&to, false);
 		fc_copy_storage(src, dst, src->relid);

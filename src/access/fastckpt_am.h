@@ -226,6 +226,7 @@ extern FcTable *fc_storage_adopt(Relation rel);
 extern void fc_storage_copy_database(Oid src_db, Oid src_spc, Oid dst_db,
 									 Oid dst_spc);
 extern int	fc_storage_count_used(Oid dbid, Oid spcid);
+extern void fc_storage_drop_database_in(Oid dbid, Oid spcid);
 extern void fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 										 Relation OldIndex, bool use_sort,
 										 TransactionId OldestXmin,
@@ -263,5 +264,6 @@ extern void fc_relation_vacuum(Relation rel, struct VacuumParams *params,
 /* ---- access gate (recovery/gate.c) ---- */
 
 extern void fc_gate_wait(Relation rel);
+extern void fc_gate_wait_for(const char *what);
 
 #endif							/* FC_FASTCKPT_AM_H */

@@ -41,10 +41,11 @@ static ProcessUtility_hook_type prev_process_utility = NULL;
 static object_access_hook_type prev_object_access = NULL;
 
 /*
- * The CREATE DATABASE being run: its template and tablespace options, for
- * the copy of the template's rows when the database is created.
+ * The CREATE DATABASE, or ALTER DATABASE ... SET TABLESPACE, being run:
+ * PostgreSQL calls the object access hook once it holds the database, and
+ * the work is done there (fc_object_access).
  */
-static CreatedbStmt *fc_createdb_stmt = NULL;
+static Node *fc_database_stmt = NULL;
 
 static bool
 fc_is_fastckpt_name(const char *am)
@@ -145,19 +146,17 @@ fc_database_tablespace(Oid dbid)
  * ALTER DATABASE ... SET TABLESPACE moves the files of every relation in
  * the database's default tablespace, which changes the key fastckpt keeps
  * their rows under: they would look empty, and be dropped at the next
- * restart.  Refused while such a table has rows.
+ * restart.  Refused while such a table has rows, or ever had one (its
+ * index may point at slots).  Checked before PostgreSQL copies the files,
+ * and again once it holds the database with no session in it
+ * (fc_moved_database), since a session may write meanwhile.
  */
 static void
-fc_check_move_database(AlterDatabaseStmt *stmt)
+fc_check_move_database(AlterDatabaseStmt *stmt, Oid dbid, Oid cur_spc)
 {
 	const char *spcname = fc_database_option(stmt->options, "tablespace");
-	Oid			dbid = get_database_oid(stmt->dbname, true);
-	Oid			cur_spc;
 	int			used;
 
-	if (spcname == NULL || !OidIsValid(dbid))
-		return;					/* PostgreSQL reports what is wrong */
-	cur_spc = fc_database_tablespace(dbid);
 	if (get_tablespace_oid(spcname, true) == cur_spc)
 		return;					/* a no-op for PostgreSQL too */
 	used = fc_storage_count_used(dbid, cur_spc);
@@ -173,20 +172,69 @@ fc_check_move_database(AlterDatabaseStmt *stmt)
 }
 
 /*
+ * Before CREATE DATABASE or ALTER DATABASE ... SET TABLESPACE: wait until
+ * startup recovery has loaded the fastckpt rows (utility statements do not
+ * pass the planner's gate), and refuse a move that would lose rows.
+ * Returns whether the statement needs the object access hook.
+ */
+static bool
+fc_prepare_database_stmt(Node *parsetree)
+{
+	if (IsA(parsetree, CreatedbStmt))
+	{
+		CreatedbStmt *stmt = (CreatedbStmt *) parsetree;
+		const char *template = fc_database_option(stmt->options, "template");
+
+		fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"",
+								  template ? template : "template1"));
+		return true;
+	}
+	if (IsA(parsetree, AlterDatabaseStmt))
+	{
+		AlterDatabaseStmt *stmt = (AlterDatabaseStmt *) parsetree;
+		Oid			dbid = get_database_oid(stmt->dbname, true);
+
+		if (fc_database_option(stmt->options, "tablespace") == NULL ||
+			!OidIsValid(dbid))
+			return false;		/* PostgreSQL reports what is wrong */
+		fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"", stmt->dbname));
+		fc_check_move_database(stmt, dbid, fc_database_tablespace(dbid));
+		return true;
+	}
+	return false;
+}
+
+/*
  * The new database of a CREATE DATABASE exists (its catalog row is in,
  * its files not yet copied): give its fastckpt tables the template's rows.
  */
 static void
-fc_copy_template_rows(Oid dst_db)
+fc_copy_template_rows(CreatedbStmt *stmt, Oid dst_db)
 {
-	const char *template = fc_database_option(fc_createdb_stmt->options, "template");
-	const char *spcname = fc_database_option(fc_createdb_stmt->options, "tablespace");
+	const char *template = fc_database_option(stmt->options, "template");
+	const char *spcname = fc_database_option(stmt->options, "tablespace");
 	Oid			src_db = get_database_oid(template ? template : "template1", false);
 	Oid			src_spc = fc_database_tablespace(src_db);
 	Oid			dst_spc = spcname ? get_tablespace_oid(spcname, false) : src_spc;
 
-	fc_createdb_stmt = NULL;
 	fc_storage_copy_database(src_db, src_spc, dst_db, dst_spc);
+}
+
+/*
+ * ALTER DATABASE ... SET TABLESPACE has copied the files and updated the
+ * catalog row (not visible to this command yet: the tablespace read here
+ * is the old one), holding the database with no session in it.  Check
+ * again, then let the storages under the old tablespace go with the
+ * commit: they are empty, and the tables get new ones under the new
+ * tablespace when next used.
+ */
+static void
+fc_moved_database(AlterDatabaseStmt *stmt, Oid dbid)
+{
+	Oid			old_spc = fc_database_tablespace(dbid);
+
+	fc_check_move_database(stmt, dbid, old_spc);
+	fc_storage_drop_database_in(dbid, old_spc);
 }
 
 static void
@@ -291,9 +339,6 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 							  "Use a B-tree, hash, GiST, GIN or SP-GiST index.");
 				break;
 			}
-		case T_AlterDatabaseStmt:
-			fc_check_move_database((AlterDatabaseStmt *) parsetree);
-			break;
 		case T_ReindexStmt:
 			{
 				ReindexStmt *stmt = (ReindexStmt *) parsetree;
@@ -323,17 +368,17 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 			break;
 	}
 
-	if (IsA(parsetree, CreatedbStmt))
+	if (fc_prepare_database_stmt(parsetree))
 	{
 		PG_TRY();
 		{
-			fc_createdb_stmt = (CreatedbStmt *) parsetree;
+			fc_database_stmt = parsetree;
 			fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
 						   queryEnv, dest, qc);
 		}
 		PG_FINALLY();
 		{
-			fc_createdb_stmt = NULL;
+			fc_database_stmt = NULL;
 		}
 		PG_END_TRY();
 	}
@@ -384,9 +429,21 @@ fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 		 (classId == RelationRelationId && access != OAT_POST_CREATE &&
 		  fc_is_fastckpt_table(objectId))))
 		fc_commit_require_checkpoint();
-	if (access == OAT_POST_CREATE && classId == DatabaseRelationId &&
-		fc_createdb_stmt != NULL)
-		fc_copy_template_rows(objectId);
+	if (classId == DatabaseRelationId && fc_database_stmt != NULL)
+	{
+		Node	   *stmt = fc_database_stmt;
+
+		if (access == OAT_POST_CREATE && IsA(stmt, CreatedbStmt))
+		{
+			fc_database_stmt = NULL;
+			fc_copy_template_rows((CreatedbStmt *) stmt, objectId);
+		}
+		else if (access == OAT_POST_ALTER && IsA(stmt, AlterDatabaseStmt))
+		{
+			fc_database_stmt = NULL;
+			fc_moved_database((AlterDatabaseStmt *) stmt, objectId);
+		}
+	}
 	if (access != OAT_DROP)
 		return;
 

@@ -719,7 +719,8 @@ fc_call_replay_main(Datum arg)
 		proc_exit(1);
 	memset(&st, 0, sizeof(st));
 	st.shared = (FcSerialShared *) dsm_segment_address(seg);
-	BackgroundWorkerInitializeConnectionByOid(st.shared->dboid, InvalidOid, 0);
+	BackgroundWorkerInitializeConnectionByOid(st.shared->dboid, InvalidOid,
+											  BGWORKER_BYPASS_ALLOWCONN);
 	fc_gate_register_recovery_process();
 
 	ctl.keysize = sizeof(FcTable *);

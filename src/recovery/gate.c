@@ -161,6 +161,18 @@ fc_gate_failed(char *reason, size_t len)
 void
 fc_gate_wait(Relation rel)
 {
+	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
+		return;
+	fc_gate_wait_for(psprintf("fastckpt table \"%s\"", RelationGetRelationName(rel)));
+}
+
+/*
+ * Wait until startup recovery has opened the fastckpt tables; what names
+ * what is waited for, in the errors.
+ */
+void
+fc_gate_wait_for(const char *what)
+{
 	TimestampTz start;
 
 	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
@@ -185,8 +197,8 @@ fc_gate_wait(Relation rel)
 			fc_recovery_stats_get(&stats);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("fastckpt table \"%s\" is not available: startup recovery could not restore the fastckpt tables",
-							RelationGetRelationName(rel)),
+					 errmsg("%s is not available: startup recovery could not restore the fastckpt tables",
+							what),
 					 errdetail("%s", stats.error),
 					 errhint("The checkpoint files and the log under pg_fastckpt/ are left as they are; see the server log. "
 							 "Restore them from a backup, or move pg_fastckpt/ aside to start with empty fastckpt tables.")));
@@ -197,8 +209,7 @@ fc_gate_wait(Relation rel)
 			ConditionVariableCancelSleep();
 			ereport(ERROR,
 					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
-					 errmsg("fastckpt table \"%s\" is not available yet: recovery in progress",
-							RelationGetRelationName(rel)),
+					 errmsg("%s is not available yet: recovery in progress", what),
 					 errdetail("Waited %ld ms for pg_fastckpt startup recovery to finish.", waited),
 					 errhint("Retry shortly; progress is in the server log and in fastckpt_stat_recovery. "
 							 "pg_fastckpt.recovery_wait_timeout sets how long queries wait.")));

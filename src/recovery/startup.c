@@ -93,8 +93,15 @@ fc_database_list(void)
 		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
 		MemoryContext old;
 
-		if (!db->datallowconn)
+		/*
+		 * Every database, those refusing connections too (their rows
+		 * would be dropped as orphans): only one whose DROP DATABASE was
+		 * interrupted is left out, and its rows go.
+		 */
+#ifdef DATCONNLIMIT_INVALID_DB
+		if (database_is_invalid_form(db))
 			continue;
+#endif
 		old = MemoryContextSwitchTo(outer);
 		dbs = lappend_oid(dbs, db->oid);
 		MemoryContextSwitchTo(old);
@@ -673,7 +680,8 @@ fc_recovery_db_main(Datum arg)
 	if (seg == NULL)
 		proc_exit(1);			/* the leader gave up already */
 	shared = (FcRebuildShared *) dsm_segment_address(seg);
-	BackgroundWorkerInitializeConnectionByOid(shared->dboid, InvalidOid, 0);
+	BackgroundWorkerInitializeConnectionByOid(shared->dboid, InvalidOid,
+											  BGWORKER_BYPASS_ALLOWCONN);
 	fc_gate_register_recovery_process();
 
 	reconcile = (pg_atomic_fetch_add_u32(&shared->reconciler, 1) == 0);

@@ -98,6 +98,15 @@ $node->safe_psql('postgres', 'ALTER DATABASE empty_fc SET TABLESPACE ts');
 $node->safe_psql('empty_fc', 'INSERT INTO n SELECT generate_series(1, 5)');
 is($node->safe_psql('empty_fc', 'SELECT count(*) FROM n'), '5',
 	'a database with empty fastckpt tables moves, and its tables take rows');
+is( $node->safe_psql('empty_fc',
+		q{SELECT count(*) FROM fastckpt_stat_tables WHERE database = current_database()}),
+	'1', 'the move took the storage under the old tablespace along with it');
+
+# A database that refuses connections keeps its rows across restarts.
+$node->safe_psql('postgres', 'CREATE DATABASE closed TEMPLATE tpl');
+$node->safe_psql('closed', q{INSERT INTO t VALUES (2000, 'in closed')});
+my $closed_before = $node->safe_psql('closed', $fingerprint);
+$node->safe_psql('postgres', 'ALTER DATABASE closed ALLOW_CONNECTIONS false');
 
 crash_postmaster($node, 1);
 $node->start;
@@ -109,6 +118,29 @@ is($node->safe_psql('cp_ts', $fingerprint), $cp_ts_before,
 is($node->safe_psql('empty_fc', 'SELECT count(*) FROM n'), '5',
 	'after kill -9: the moved database\'s rows');
 is($node->safe_psql('cp_file', $fingerprint), $tpl_before, 'after kill -9: the file-copied database');
+$node->safe_psql('postgres', 'ALTER DATABASE closed ALLOW_CONNECTIONS true');
+is($node->safe_psql('closed', $fingerprint), $closed_before,
+	'after kill -9: the rows of a database that refused connections, and its indexes');
+
+# Until recovery has loaded the rows, CREATE DATABASE waits, then fails
+# clearly: it must not copy a template that is half loaded.
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_recovery_delay = '4s'");
+$node->restart;
+($rc, $out, $err) = $node->psql('postgres',
+	q{SET pg_fastckpt.recovery_wait_timeout = '200ms'; CREATE DATABASE early TEMPLATE tpl});
+isnt($rc, 0, 'CREATE DATABASE during startup recovery fails after the wait');
+like($err, qr/fastckpt data of database "tpl" is not available yet: recovery in progress/,
+	'the error says recovery is in progress');
+($rc, $out, $err) = $node->psql('postgres',
+	q{SET pg_fastckpt.recovery_wait_timeout = '200ms'; ALTER DATABASE cp SET TABLESPACE pg_default});
+like($err, qr/fastckpt data of database "cp" is not available yet/,
+	'so does ALTER DATABASE ... SET TABLESPACE');
+$node->safe_psql('postgres',
+	q{SET pg_fastckpt.recovery_wait_timeout = '60s'; CREATE DATABASE early TEMPLATE tpl});
+is($node->safe_psql('early', $fingerprint), $tpl_before,
+	'with a longer wait it copies the whole template once recovery is done');
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_recovery_delay = 0");
+$node->reload;
 
 # Rows that did not come back: the operator moved pg_fastckpt/ aside.
 $node->safe_psql('postgres', q{
