@@ -233,7 +233,7 @@ typedef struct FcDbStorages
 {
 	Oid			dbid;
 	Oid			spcid;			/* InvalidOid: any */
-	List	   *keys;			/* of FcTableKey */
+	List	   *rnodes;			/* of RelFileNode */
 	int			used;			/* storages that ever had a slot */
 } FcDbStorages;
 
@@ -241,16 +241,30 @@ static void
 fc_collect_db_storage(FcTable *tbl, void *arg)
 {
 	FcDbStorages *c = (FcDbStorages *) arg;
-	FcTableKey *key;
+	RelFileNode *rnode;
 
 	if (tbl->key.dbid != c->dbid ||
 		(OidIsValid(c->spcid) && tbl->key.spcid != c->spcid))
 		return;
 	if (fc_table_nslots(tbl) > 0)
 		c->used++;
-	key = palloc(sizeof(FcTableKey));
-	*key = tbl->key;
-	c->keys = lappend(c->keys, key);
+	rnode = palloc(sizeof(RelFileNode));
+	rnode->spcNode = tbl->key.spcid;
+	rnode->dbNode = tbl->key.dbid;
+	rnode->relNode = tbl->key.relnode;
+	c->rnodes = lappend(c->rnodes, rnode);
+}
+
+/* The storages of database dbid (in tablespace spcid, if valid). */
+static List *
+fc_db_storages(Oid dbid, Oid spcid, int *used)
+{
+	FcDbStorages c = {dbid, spcid, NIL, 0};
+
+	fc_table_foreach(fc_collect_db_storage, &c);
+	if (used)
+		*used = c.used;
+	return c.rnodes;
 }
 
 /*
@@ -261,11 +275,10 @@ fc_collect_db_storage(FcTable *tbl, void *arg)
 int
 fc_storage_count_used(Oid dbid, Oid spcid)
 {
-	FcDbStorages c = {dbid, spcid, NIL, 0};
+	int			used;
 
-	fc_table_foreach(fc_collect_db_storage, &c);
-	list_free_deep(c.keys);
-	return c.used;
+	list_free_deep(fc_db_storages(dbid, spcid, &used));
+	return used;
 }
 
 /*
@@ -276,21 +289,12 @@ fc_storage_count_used(Oid dbid, Oid spcid)
 void
 fc_storage_drop_database_in(Oid dbid, Oid spcid)
 {
-	FcDbStorages c = {dbid, spcid, NIL, 0};
+	List	   *rnodes = fc_db_storages(dbid, spcid, NULL);
 	ListCell   *lc;
 
-	fc_table_foreach(fc_collect_db_storage, &c);
-	foreach(lc, c.keys)
-	{
-		FcTableKey *key = (FcTableKey *) lfirst(lc);
-		RelFileNode rnode;
-
-		rnode.spcNode = key->spcid;
-		rnode.dbNode = key->dbid;
-		rnode.relNode = key->relnode;
-		fc_pending_drop_add(&rnode, true);
-	}
-	list_free_deep(c.keys);
+	foreach(lc, rnodes)
+		fc_pending_drop_add((RelFileNode *) lfirst(lc), true);
+	list_free_deep(rnodes);
 }
 
 /*
@@ -306,25 +310,20 @@ fc_storage_drop_database_in(Oid dbid, Oid spcid)
 void
 fc_storage_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 {
-	FcDbStorages c = {src_db, InvalidOid, NIL, 0};
+	List	   *rnodes = fc_db_storages(src_db, InvalidOid, NULL);
 	ListCell   *lc;
 
-	fc_table_foreach(fc_collect_db_storage, &c);
-	foreach(lc, c.keys)
+	foreach(lc, rnodes)
 	{
-		FcTableKey *key = (FcTableKey *) lfirst(lc);
-		RelFileNode from;
+		RelFileNode *from = (RelFileNode *) lfirst(lc);
 		RelFileNode to;
 		FcTable    *src;
 		FcTable    *dst;
 
-		from.spcNode = key->spcid;
-		from.dbNode = src_db;
-		from.relNode = key->relnode;
-		to.spcNode = (key->spcid == src_spc) ? dst_spc : key->spcid;
+		to.spcNode = (from->spcNode == src_spc) ? dst_spc : from->spcNode;
 		to.dbNode = dst_db;
-		to.relNode = key->relnode;
-		src = fc_table_lookup(&from);
+		to.relNode = from->relNode;
+		src = fc_table_lookup(from);
 		if (src == NULL)
 			continue;
 		if (fc_table_lookup(&to) != NULL)
@@ -338,7 +337,7 @@ fc_storage_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 		fc_pending_drop_add(&to, false);
 		fc_copy_storage(src, dst, src->relid);
 	}
-	list_free_deep(c.keys);
+	list_free_deep(rnodes);
 }
 
 typedef struct FcClusterState
