@@ -49,6 +49,7 @@ OBJS = \
 	src/recovery/replay_workers.o \
 	src/recovery/call_replay.o \
 	src/recovery/startup.o \
+	src/recovery/timeline.o \
 	src/procs/registry.o \
 	src/procs/call_capture.o \
 	src/procs/determinism.o \

@@ -4,6 +4,8 @@
  *	  Where pg_fastckpt's files live under the data directory, and how
  *	  they are named.
  *
+ *	  pg_fastckpt/timeline					PostgreSQL's timeline the files
+ *										were written on
  *	  pg_fastckpt/log/<start>				a log segment (16 hex digits: the
  *										log position it starts at)
  *	  pg_fastckpt/ckpt/control				names the installed checkpoints
@@ -24,6 +26,7 @@
 #define FC_CKPT_DIR				FC_DIR "/ckpt"
 #define FC_CKPT_CONTROL			FC_CKPT_DIR "/control"
 #define FC_SYNC_TRACE_PATH		FC_DIR "/sync_trace"
+#define FC_TIMELINE_PATH		FC_DIR "/timeline"
 
 /* A log segment or checkpoint directory name: 16 upper-case hex digits. */
 #define FC_HEX_NAME_LEN			16

@@ -11,6 +11,7 @@
 
 #include "access/parallel.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "nodes/nodeFuncs.h"
@@ -182,6 +183,13 @@ fc_gate_wait_for(const char *what)
 		fc_in_recovery_worker = true;	/* for the rest of its life */
 		return;
 	}
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s is not available on a standby server", what),
+				 errdetail("pg_fastckpt keeps its tables out of PostgreSQL's WAL, so replication does not carry them; "
+						   "a standby has only what its base backup copied, and opens none of it."),
+				 errhint("Query fastckpt tables on the primary.")));
 
 	start = GetCurrentTimestamp();
 	ConditionVariablePrepareToSleep(&fc_gate->cv);

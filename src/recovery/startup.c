@@ -62,6 +62,8 @@
 #include "recovery/call_replay.h"
 #include "recovery/gate.h"
 #include "recovery/replay.h"
+#include "recovery/timeline.h"
+#include "core/file_layout.h"
 #include "store/table_store.h"
 
 PGDLLEXPORT void fc_recovery_leader_main(Datum arg);
@@ -336,6 +338,19 @@ fc_recovery_leader_main(Datum arg)
 		fc_recovery_stats_begin();
 		ereport(LOG, (errmsg("pg_fastckpt: startup recovery started")));
 
+		if (!fc_timeline_matches(error, sizeof(error)))
+		{
+			/* never open tables older than the rest of the database */
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("pg_fastckpt: startup recovery refused; fastckpt tables stay closed"),
+					 errdetail("%s", error),
+					 errhint("Restore the fastckpt tables from a dump of the old primary. To open them as the base backup "
+							 "left them, remove the file \"%s\" and restart; to start them empty, move pg_fastckpt/ aside.",
+							 FC_TIMELINE_PATH)));
+			fc_gate_fail(error);
+			fc_recovery_idle();
+		}
 		if (!fc_ckpt_load(&load, error, sizeof(error)))
 		{
 			/* never open the tables empty or partial: stay closed */
@@ -421,6 +436,7 @@ fc_recovery_leader_main(Datum arg)
 			fc_recovery_stats_get(&rec);
 			fc_ckpt_set_calls_base(fc_log_calls_logged() - (uint64) Max(rec.calls_replayed, 0));
 		}
+		fc_timeline_remember();
 		fc_gate_open();
 		ereport(LOG,
 				(errmsg("pg_fastckpt: startup recovery finished in %.3f s; fastckpt tables are open",

@@ -1,0 +1,101 @@
+# Streaming replication does not carry fastckpt tables (they are not in
+# PostgreSQL's WAL).  A standby says so at once when they are queried,
+# instead of waiting for a recovery that never runs there; once promoted,
+# it keeps them closed rather than open them as old as its base backup,
+# until the operator says otherwise; the primary goes on as before.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_fastckpt'
+pg_fastckpt.memory_limit = '128MB'
+max_worker_processes = 16
+});
+$primary->start;
+$primary->safe_psql('postgres', q{
+CREATE EXTENSION pg_fastckpt;
+CREATE TABLE t (id int PRIMARY KEY, v text) USING fastckpt;
+CREATE TABLE h (id int PRIMARY KEY);
+INSERT INTO t SELECT g, 'before' FROM generate_series(1, 100) g;
+SELECT fastckpt_checkpoint(true);
+});
+my $tl_file = 'pg_fastckpt/timeline';
+is(slurp_file($primary->data_dir . "/$tl_file"), "1\n",
+	'the primary notes the timeline its fastckpt files belong to');
+
+$primary->backup('bk');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'bk', has_streaming => 1);
+$standby->start;
+
+$primary->safe_psql('postgres', q{
+INSERT INTO t SELECT g, 'after' FROM generate_series(101, 150) g;
+INSERT INTO h VALUES (1);
+});
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM h'), '1',
+	'the standby replays heap changes');
+
+my $t0 = time();
+my ($rc, $out, $err) = $standby->psql('postgres',
+	q{SET pg_fastckpt.recovery_wait_timeout = '60s'; SELECT count(*) FROM t});
+my $waited = time() - $t0;
+isnt($rc, 0, 'a fastckpt table cannot be read on a standby');
+like($err, qr/fastckpt table "t" is not available on a standby server/,
+	'the error says why');
+like($err, qr/HINT:  Query fastckpt tables on the primary/, 'and where to go');
+ok($waited < 30, "it says so at once, not after the recovery wait ($waited s)");
+
+# Promoted, the standby must not open its fastckpt files: they are as old
+# as the base backup, and miss the 50 rows committed after it.
+my $log_offset = -s $standby->logfile;
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the standby was not promoted';
+ok( $standby->poll_query_until('postgres',
+		q{SELECT error <> '' FROM fastckpt_stat_recovery}),
+	'startup recovery of the promoted server gives up');
+($rc, $out, $err) = $standby->psql('postgres', 'SELECT count(*) FROM t');
+isnt($rc, 0, 'after promotion the fastckpt tables stay closed');
+like($err, qr/written on PostgreSQL timeline 1, and this server runs on timeline 2/,
+	'the error names both timelines');
+ok($standby->log_contains('pg_fastckpt: startup recovery refused; fastckpt tables stay closed',
+		$log_offset),
+	'the server log says the tables stay closed, and why');
+ok($standby->log_contains("remove the file \"$tl_file\" and restart", $log_offset),
+	'the hint says how to open them anyway');
+
+# The operator accepts the base backup's rows.
+$standby->stop;
+unlink($standby->data_dir . "/$tl_file") or die "could not remove the timeline file: $!";
+$standby->start;
+wait_for_tables_open($standby);
+is($standby->safe_psql('postgres',
+		q{SELECT count(*) || ' ' || count(*) FILTER (WHERE v = 'after') FROM t}),
+	'100 0', 'with the file removed, the tables open as the base backup left them');
+is(slurp_file($standby->data_dir . "/$tl_file"), "2\n",
+	'and belong to the new timeline from then on');
+$standby->safe_psql('postgres', q{INSERT INTO t VALUES (1000, 'promoted')});
+$standby->restart;
+wait_for_tables_open($standby);
+is($standby->safe_psql('postgres', 'SELECT count(*) FROM t'), '101',
+	'the promoted server restarts with its own writes');
+
+# The primary is not affected.
+$primary->restart;
+wait_for_tables_open($primary);
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM t'), '150',
+	'the primary keeps every row across its restarts');
+
+$standby->stop;
+$primary->stop;
+done_testing();
