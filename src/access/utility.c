@@ -16,6 +16,7 @@
 
 #include "access/htup_details.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -180,6 +181,8 @@ fc_check_move_database(AlterDatabaseStmt *stmt, Oid dbid, Oid cur_spc)
 static bool
 fc_prepare_database_stmt(Node *parsetree)
 {
+	if (RecoveryInProgress())
+		return false;			/* PostgreSQL refuses both on a standby */
 	if (IsA(parsetree, CreatedbStmt))
 	{
 		CreatedbStmt *stmt = (CreatedbStmt *) parsetree;

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/twophase.h"
+#include "access/xlog.h"
 #include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -298,6 +299,12 @@ fc_ckpt_error_if_closed(void)
 {
 	char		reason[256];
 
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errdetail("pg_fastckpt takes no checkpoints during recovery: a standby holds no fastckpt tables."),
+				 errhint("Take fastckpt checkpoints on the primary.")));
 	if (!fc_gate_failed(reason, sizeof(reason)))
 		return;
 	ConditionVariableCancelSleep();

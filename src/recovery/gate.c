@@ -186,7 +186,7 @@ fc_gate_wait_for(const char *what)
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s is not available on a standby server", what),
+				 errmsg("%s is not available during recovery", what),
 				 errdetail("pg_fastckpt keeps its tables out of PostgreSQL's WAL, so replication does not carry them; "
 						   "a standby has only what its base backup copied, and opens none of it."),
 				 errhint("Query fastckpt tables on the primary.")));

@@ -345,8 +345,8 @@ fc_recovery_leader_main(Datum arg)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("pg_fastckpt: startup recovery refused; fastckpt tables stay closed"),
 					 errdetail("%s", error),
-					 errhint("Restore the fastckpt tables from a dump of the old primary. To open them as the base backup "
-							 "left them, remove the file \"%s\" and restart; to start them empty, move pg_fastckpt/ aside.",
+					 errhint("To open the tables as pg_fastckpt's files hold them, remove the file \"%s\" and restart; "
+							 "to start them empty (and restore them from a dump), move pg_fastckpt/ aside and restart.",
 							 FC_TIMELINE_PATH)));
 			fc_gate_fail(error);
 			fc_recovery_idle();
@@ -525,7 +525,13 @@ fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
 		{
 			Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
 
-			if (cls->relam == amoid && cls->relkind == RELKIND_RELATION)
+			/*
+			 * Not temporary tables: their sessions are gone and PostgreSQL
+			 * removed their files, so their storages go as stale (building
+			 * their indexes failed and kept every table closed).
+			 */
+			if (cls->relam == amoid && cls->relkind == RELKIND_RELATION &&
+				cls->relpersistence != RELPERSISTENCE_TEMP)
 				relids = lappend_oid(relids, cls->oid);
 		}
 		table_endscan(scan);

@@ -1,17 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * timeline.c
- *	  Which PostgreSQL timeline pg_fastckpt's files belong to.
+ *	  Whether pg_fastckpt's files belong to the rest of the database.
  *
  * pg_fastckpt's log and checkpoints are not in PostgreSQL's WAL, so
- * neither streaming replication nor archive recovery carries them.  A
- * standby holds them as the base backup it was made from copied them; so
- * does a server restored to a point in time.  When such a server is
- * promoted (or ends archive recovery) PostgreSQL moves to a new timeline
- * while those files are older than its catalogs: opening them would give
- * silently stale tables, with the fastckpt half of later transactions
- * missing.  So the timeline the files were last opened on is kept next to
- * them, and startup recovery keeps the tables closed when it differs.
+ * neither streaming replication nor archive recovery carries them: a
+ * standby, or a server restored from a base backup, holds them as the
+ * backup copied them, while WAL replay brings the rest of the database
+ * further.  Opening them would give silently stale tables, with the
+ * fastckpt half of later transactions missing.  Two marks of such a server
+ * are kept next to the files when they are opened, and startup recovery
+ * keeps the tables closed when either differs:
+ *
+ *	- the timeline: promotion and the end of archive recovery start a new
+ *	  one;
+ *	- the base backup the data directory was restored from, as PostgreSQL
+ *	  leaves it in backup_label.old: a restore without archive recovery
+ *	  keeps the timeline.
+ *
+ * Removing the file accepts the files as they are.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,64 +31,138 @@
 #include "storage/fd.h"
 
 #include "pg_fastckpt.h"
-#include "ckpt/checkpoint.h"
 #include "core/file_layout.h"
 #include "recovery/timeline.h"
 
+#define FC_ORIGIN_TIMELINE	"timeline "
+#define FC_ORIGIN_BACKUP	"backup "
+#define FC_NO_BACKUP		"none"
+
 /*
- * Do the files belong to the current timeline?  True when they do, or
- * when no timeline was written yet (a new data directory, an earlier
- * build, or pg_fastckpt/ moved aside); else false, with why in error.
+ * Read a small file into buf (NUL-terminated).  1 when read, 0 when it does
+ * not exist, -1 (with why in error) when it cannot be read.
+ */
+static int
+fc_read_small(const char *path, char *buf, size_t size, char *error, size_t errlen)
+{
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	ssize_t		got;
+
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return 0;
+		snprintf(error, errlen, "could not open \"%s\": %m", path);
+		return -1;
+	}
+	got = read(fd, buf, size - 1);
+	if (got < 0)
+		snprintf(error, errlen, "could not read \"%s\": %m", path);
+	CloseTransientFile(fd);
+	if (got < 0)
+		return -1;
+	buf[got] = '\0';
+	return 1;
+}
+
+/*
+ * Where the base backup this data directory was restored from started
+ * ("none" if it was not), from PostgreSQL's backup_label.old.
+ */
+static void
+fc_restored_backup(char *start, size_t size)
+{
+	char		label[1024];
+	char		error[256];
+	const char *line;
+
+	strlcpy(start, FC_NO_BACKUP, size);
+	if (fc_read_small(BACKUP_LABEL_OLD, label, sizeof(label), error, sizeof(error)) <= 0)
+		return;
+	line = strstr(label, "START WAL LOCATION: ");
+	if (line != NULL)
+		sscanf(line, "START WAL LOCATION: %63s", start);
+}
+
+/*
+ * Do the files belong to the rest of the database?  True when they do, or
+ * when nothing was noted yet (a new data directory, an earlier build,
+ * pg_fastckpt/ moved aside); else false, with why in error.
  */
 bool
 fc_timeline_matches(char *error, size_t errlen)
 {
-	size_t		len;
-	char	   *text = fc_ckpt_read_whole(FC_TIMELINE_PATH, &len);
-	unsigned int written;
+	char		text[256];
+	char		backup[64];
+	char		noted_backup[64];
+	const char *p;
+	char	   *end = text;
+	unsigned long noted;
 	TimeLineID	current = GetWALInsertionTimeLine();
+	int			rc = fc_read_small(FC_TIMELINE_PATH, text, sizeof(text), error, errlen);
 
-	if (text == NULL)
-		return true;
-	text = repalloc(text, len + 1);
-	text[len] = '\0';
-	if (sscanf(text, "%u", &written) != 1)
+	if (rc <= 0)
+		return rc == 0;
+	p = strstr(text, FC_ORIGIN_TIMELINE);
+	noted = p ? strtoul(p + strlen(FC_ORIGIN_TIMELINE), &end, 10) : 0;
+	p = strstr(text, FC_ORIGIN_BACKUP);
+	if (noted == 0 || noted > PG_UINT32_MAX || *end != '\n' || p == NULL ||
+		sscanf(p + strlen(FC_ORIGIN_BACKUP), "%63s", noted_backup) != 1)
 	{
-		snprintf(error, errlen, "the file \"%s\" does not hold a timeline", FC_TIMELINE_PATH);
+		snprintf(error, errlen, "\"%s\" is damaged; remove it to open the tables as pg_fastckpt's files hold them",
+				 FC_TIMELINE_PATH);
 		return false;
 	}
-	if (written == current)
-		return true;
-	snprintf(error, errlen,
-			 "pg_fastckpt's files were written on PostgreSQL timeline %u, and this server runs on timeline %u: "
-			 "it was promoted from a standby, or restored to a point in time, and pg_fastckpt's tables are not "
-			 "replicated or archived, so its files are older than the rest of the database",
-			 written, current);
-	return false;
+	if (noted != current)
+	{
+		snprintf(error, errlen,
+				 "pg_fastckpt's files are of PostgreSQL timeline %lu, the server runs on timeline %u (promoted, or restored): "
+				 "they are older than the rest of the database",
+				 noted, current);
+		return false;
+	}
+	fc_restored_backup(backup, sizeof(backup));
+	if (strcmp(backup, FC_NO_BACKUP) != 0 && strcmp(backup, noted_backup) != 0)
+	{
+		snprintf(error, errlen,
+				 "the data directory was restored from a base backup (started at %s) since pg_fastckpt's files were opened: "
+				 "they need not match the rest of the database",
+				 backup);
+		return false;
+	}
+	return true;
 }
 
 /*
- * The files belong to the current timeline from now on.  A failure only
- * warns: the tables open all the same, and a later promotion would then
- * go unnoticed, as before this file existed.
+ * The files belong to the database as it is now.  A failure only warns:
+ * the tables open all the same, and a later promotion or restore would
+ * then go unnoticed, as before this file existed.
  */
 void
 fc_timeline_remember(void)
 {
 	const char *tmp = FC_TIMELINE_PATH ".tmp";
-	char		text[32];
+	char		backup[64];
+	char		text[128];
 	int			len;
 	int			fd;
 	bool		ok;
 
-	len = snprintf(text, sizeof(text), "%u\n", GetWALInsertionTimeLine());
+	fc_restored_backup(backup, sizeof(backup));
+	len = snprintf(text, sizeof(text), FC_ORIGIN_TIMELINE "%u\n" FC_ORIGIN_BACKUP "%s\n",
+				   GetWALInsertionTimeLine(), backup);
+	errno = 0;
 	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	ok = (fd >= 0 && write(fd, text, len) == len && pg_fsync(fd) == 0);
-	if (fd >= 0 && CloseTransientFile(fd) != 0)
-		ok = false;
-	if (!ok || durable_rename(tmp, FC_TIMELINE_PATH, WARNING) != 0)
+	if (!ok && errno == 0)
+		errno = ENOSPC;			/* a short write */
+	if (fd >= 0)
+		CloseTransientFile(fd);
+	if (!ok)
 		ereport(WARNING,
 				(errcode_for_file_access(),
-				 errmsg("pg_fastckpt: could not write \"%s\": %m", FC_TIMELINE_PATH),
-				 errdetail("A promotion of this server's standbys would not keep their stale fastckpt tables closed.")));
+				 errmsg("pg_fastckpt: could not write \"%s\": %m", tmp),
+				 errdetail("A promotion or restore of this data directory would not keep stale fastckpt tables closed.")));
+	else
+		(void) durable_rename(tmp, FC_TIMELINE_PATH, WARNING);
 }

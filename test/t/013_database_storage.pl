@@ -108,7 +108,16 @@ $node->safe_psql('closed', q{INSERT INTO t VALUES (2000, 'in closed')});
 my $closed_before = $node->safe_psql('closed', $fingerprint);
 $node->safe_psql('postgres', 'ALTER DATABASE closed ALLOW_CONNECTIONS false');
 
+# A temporary fastckpt table with an index, alive at the crash: its
+# session and files are gone afterwards, and it must not keep the other
+# tables closed.
+my $temp_session = $node->background_psql('cp');
+$temp_session->query_safe(q{
+CREATE TEMP TABLE scratch (id int PRIMARY KEY, v text) USING fastckpt;
+INSERT INTO scratch SELECT g, 'tmp' FROM generate_series(1, 100) g});
+
 crash_postmaster($node, 1);
+eval { $temp_session->quit; };
 $node->start;
 wait_for_tables_open($node);
 is($node->safe_psql('tpl', $fingerprint), $tpl_before, 'after kill -9: the template as it was');

@@ -2,7 +2,9 @@
 # PostgreSQL's WAL).  A standby says so at once when they are queried,
 # instead of waiting for a recovery that never runs there; once promoted,
 # it keeps them closed rather than open them as old as its base backup,
-# until the operator says otherwise; the primary goes on as before.
+# until the operator says otherwise; so does a server restored from the
+# base backup without archive recovery (same timeline); the primary goes
+# on as before.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -29,8 +31,8 @@ INSERT INTO t SELECT g, 'before' FROM generate_series(1, 100) g;
 SELECT fastckpt_checkpoint(true);
 });
 my $tl_file = 'pg_fastckpt/timeline';
-is(slurp_file($primary->data_dir . "/$tl_file"), "1\n",
-	'the primary notes the timeline its fastckpt files belong to');
+is(slurp_file($primary->data_dir . "/$tl_file"), "timeline 1\nbackup none\n",
+	'the primary notes the timeline its fastckpt files belong to, and no restored backup');
 
 $primary->backup('bk');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
@@ -50,10 +52,13 @@ my ($rc, $out, $err) = $standby->psql('postgres',
 	q{SET pg_fastckpt.recovery_wait_timeout = '60s'; SELECT count(*) FROM t});
 my $waited = time() - $t0;
 isnt($rc, 0, 'a fastckpt table cannot be read on a standby');
-like($err, qr/fastckpt table "t" is not available on a standby server/,
-	'the error says why');
+like($err, qr/fastckpt table "t" is not available during recovery/, 'the error says why');
 like($err, qr/HINT:  Query fastckpt tables on the primary/, 'and where to go');
 ok($waited < 30, "it says so at once, not after the recovery wait ($waited s)");
+($rc, $out, $err) = $standby->psql('postgres', 'SELECT fastckpt_checkpoint(true)');
+like($err, qr/ERROR:  recovery is in progress/, 'a fastckpt checkpoint is refused on a standby');
+($rc, $out, $err) = $standby->psql('postgres', 'CREATE DATABASE nope');
+like($err, qr/read-only transaction/, 'CREATE DATABASE gets PostgreSQL\'s own error there');
 
 # Promoted, the standby must not open its fastckpt files: they are as old
 # as the base backup, and miss the 50 rows committed after it.
@@ -66,7 +71,7 @@ ok( $standby->poll_query_until('postgres',
 	'startup recovery of the promoted server gives up');
 ($rc, $out, $err) = $standby->psql('postgres', 'SELECT count(*) FROM t');
 isnt($rc, 0, 'after promotion the fastckpt tables stay closed');
-like($err, qr/written on PostgreSQL timeline 1, and this server runs on timeline 2/,
+like($err, qr/files are of PostgreSQL timeline 1, the server runs on timeline 2/,
 	'the error names both timelines');
 ok($standby->log_contains('pg_fastckpt: startup recovery refused; fastckpt tables stay closed',
 		$log_offset),
@@ -82,13 +87,25 @@ wait_for_tables_open($standby);
 is($standby->safe_psql('postgres',
 		q{SELECT count(*) || ' ' || count(*) FILTER (WHERE v = 'after') FROM t}),
 	'100 0', 'with the file removed, the tables open as the base backup left them');
-is(slurp_file($standby->data_dir . "/$tl_file"), "2\n",
-	'and belong to the new timeline from then on');
+like(slurp_file($standby->data_dir . "/$tl_file"), qr{^timeline 2\nbackup [0-9A-F]+/[0-9A-F]+\n\z},
+	'and belong to the new timeline and the restored backup from then on');
 $standby->safe_psql('postgres', q{INSERT INTO t VALUES (1000, 'promoted')});
 $standby->restart;
 wait_for_tables_open($standby);
 is($standby->safe_psql('postgres', 'SELECT count(*) FROM t'), '101',
 	'the promoted server restarts with its own writes');
+
+# The same base backup started without archive recovery: crash recovery
+# to the backup's end, on the same timeline.
+my $clone = PostgreSQL::Test::Cluster->new('clone');
+$clone->init_from_backup($primary, 'bk');
+$clone->start;
+ok($clone->poll_query_until('postgres', q{SELECT error <> '' FROM fastckpt_stat_recovery}),
+	'startup recovery of a server restored from a base backup gives up');
+($rc, $out, $err) = $clone->psql('postgres', 'SELECT count(*) FROM t');
+like($err, qr/restored from a base backup \(started at [0-9A-F]+\/[0-9A-F]+\)/,
+	'the error says the data directory was restored from a base backup');
+$clone->stop;
 
 # The primary is not affected.
 $primary->restart;
