@@ -127,7 +127,6 @@ extern int	fc_ckpt_read_control(fc_ckpt_control *ctl, const char **problem);
 extern void fc_ckpt_write_control(fc_ckpt_control *ctl);
 extern char *fc_ckpt_read_manifest(const fc_ckpt_ref *ref, const char **error);
 extern void fc_ckpt_write_file(const char *path, const char *data, size_t len);
-extern char *fc_ckpt_read_whole(const char *path, size_t *len);
 extern void fc_ckpt_remove_unnamed(const fc_ckpt_control *ctl);
 extern void fc_ckpt_fsync_path(const char *path, bool is_dir);
 extern void fc_ckpt_ensure_dirs(void);

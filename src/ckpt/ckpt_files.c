@@ -69,7 +69,7 @@ fc_ckpt_fsync_path(const char *path, bool is_dir)
 }
 
 /* Read a whole small file; NULL if it does not exist. */
-char *
+static char *
 fc_ckpt_read_whole(const char *path, size_t *len)
 {
 	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);

@@ -77,8 +77,14 @@ fc_restored_backup(char *start, size_t size)
 	const char *line;
 
 	strlcpy(start, FC_NO_BACKUP, size);
-	if (fc_read_small(BACKUP_LABEL_OLD, label, sizeof(label), error, sizeof(error)) <= 0)
-		return;
+	switch (fc_read_small(BACKUP_LABEL_OLD, label, sizeof(label), error, sizeof(error)))
+	{
+		case 0:
+			return;
+		case -1:
+			ereport(LOG, (errmsg("pg_fastckpt: %s", error)));
+			return;
+	}
 	line = strstr(label, "START WAL LOCATION: ");
 	if (line != NULL)
 		sscanf(line, "START WAL LOCATION: %63s", start);
@@ -157,12 +163,22 @@ fc_timeline_remember(void)
 	if (!ok && errno == 0)
 		errno = ENOSPC;			/* a short write */
 	if (fd >= 0)
-		CloseTransientFile(fd);
+	{
+		int			save_errno = errno;
+
+		if (CloseTransientFile(fd) != 0 && ok)
+			ok = false;
+		else
+			errno = save_errno;
+	}
 	if (!ok)
+	{
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("pg_fastckpt: could not write \"%s\": %m", tmp),
 				 errdetail("A promotion or restore of this data directory would not keep stale fastckpt tables closed.")));
+		(void) unlink(tmp);
+	}
 	else
 		(void) durable_rename(tmp, FC_TIMELINE_PATH, WARNING);
 }
