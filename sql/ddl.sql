@@ -44,6 +44,23 @@ CREATE TEMP TABLE ddl_tmp (a int, b text) USING fastckpt;
 INSERT INTO ddl_tmp VALUES (1, 'temp');
 SELECT * FROM ddl_tmp;
 SELECT relpersistence FROM pg_class WHERE relname = 'ddl_tmp';
+-- ... and end with their session, so nothing of them is logged: not their
+-- rows, nor their storages (a lasting table's row is, for comparison)
+SELECT values_records + call_records + ddl_records AS records_before
+  FROM fastckpt_stat_log \gset
+INSERT INTO ddl_tmp VALUES (2, 'temp');
+UPDATE ddl_tmp SET b = 'changed' WHERE a = 1;
+DELETE FROM ddl_tmp WHERE a = 2;
+TRUNCATE ddl_tmp;
+INSERT INTO ddl_tmp VALUES (3, 'after truncate');
+CREATE TEMP TABLE ddl_tmp2 USING fastckpt AS SELECT * FROM ddl_tmp;
+DROP TABLE ddl_tmp2;
+SELECT values_records + call_records + ddl_records - :records_before AS temp_records
+  FROM fastckpt_stat_log;
+INSERT INTO ddl_t5 VALUES (1);
+SELECT values_records + call_records + ddl_records - :records_before AS lasting_records
+  FROM fastckpt_stat_log;
+SELECT * FROM ddl_tmp;
 DROP TABLE ddl_tmp;
 
 -- IF NOT EXISTS, LIKE, schemas

@@ -88,6 +88,21 @@ BEGIN
 END $$;
 SELECT fastckpt_register_procedure('pr_with_heap(int)');
 SELECT pr_with_heap(7);
+-- ... and a temporary fastckpt table: it is gone when replay would read it
+CREATE TEMP TABLE pr_temp_rates (aid int, rate int) USING fastckpt;
+INSERT INTO pr_temp_rates VALUES (8, 3);
+CREATE FUNCTION pr_with_temp(p_aid int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts
+	   SET abalance = abalance + (SELECT rate FROM pr_temp_rates WHERE aid = p_aid)
+	 WHERE aid = p_aid;
+END $$;
+SELECT fastckpt_register_procedure('pr_with_temp(int)');
+SELECT pr_with_temp(8);
+SELECT calls, validated_calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine = 'pr_with_temp(int)'::regprocedure;
+SELECT abalance FROM pr_accounts WHERE aid = 8;
 
 -- nondeterministic: the clock in a query, random() in a PL/pgSQL
 -- expression, a sequence, a user trigger, an unregistered routine
@@ -248,8 +263,8 @@ SELECT count(*) AS registered FROM fastckpt_procedures;
 -- the balances are what the calls did, whichever way they were logged
 SELECT sum(abalance) AS total FROM pr_accounts;
 
-DROP TABLE pr_accounts, pr_history, pr_heap, pr_audited;
-DROP FUNCTION pr_transfer, pr_with_heap, pr_clock, pr_dice, pr_numbered,
+DROP TABLE pr_accounts, pr_history, pr_heap, pr_audited, pr_temp_rates;
+DROP FUNCTION pr_transfer, pr_with_heap, pr_with_temp, pr_clock, pr_dice, pr_numbered,
 	pr_helper, pr_outer, pr_audit_trigger, pr_insert_audited, pr_reader,
 	pr_not_mine;
 DROP PROCEDURE pr_batch, pr_deposit, pr_careful;

@@ -99,6 +99,7 @@ fc_shmem_request(void)
 	RequestAddinShmemSpace(fc_ckpt_shmem_size());
 	RequestAddinShmemSpace(fc_ckpt_load_shmem_size());
 	RequestAddinShmemSpace(fc_procs_shmem_size());
+	RequestAddinShmemSpace(fc_catalog_watch_shmem_size());
 	RequestNamedLWLockTranche(FC_SLOT_LOCK_TRANCHE, FC_SLOT_LOCKS);
 	RequestNamedLWLockTranche(FC_MISC_LOCK_TRANCHE, FC_MISC_LOCKS);
 }
@@ -117,6 +118,7 @@ fc_shmem_startup(void)
 	fc_ckpt_shmem_init();
 	fc_ckpt_load_shmem_init();
 	fc_procs_shmem_init();
+	fc_catalog_watch_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -72,13 +72,13 @@ fc_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*minmulti = GetOldestMultiXactId();
 	fc_create_files(newrnode, persistence);
 
-	fc_table_create(newrnode, RelationGetRelid(rel), fc_row_image_capacity(rel, NULL));
-	fc_pending_drop_add(newrnode, false);
+	fc_table_create_new(newrnode, rel, fc_row_image_capacity(rel, NULL));
+	fc_pending_drop_add(newrnode, false, persistence == RELPERSISTENCE_TEMP);
 
 	/* TRUNCATE: the previous storage goes when the transaction commits */
 	if (!RelFileNodeEquals(*newrnode, rel->rd_node) &&
 		fc_table_lookup(&rel->rd_node) != NULL)
-		fc_pending_drop_add(&rel->rd_node, true);
+		fc_pending_drop_add(&rel->rd_node, true, persistence == RELPERSISTENCE_TEMP);
 }
 
 /* TRUNCATE of a table created (or given new storage) in this transaction. */
@@ -157,12 +157,13 @@ fc_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 {
 	FcTable    *src = fc_table_for_rel(rel);
 	FcTable    *dst;
+	bool		is_temp = rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP;
 
 	fc_create_files(newrnode, rel->rd_rel->relpersistence);
-	dst = fc_table_create(newrnode, RelationGetRelid(rel), src->layout.image_capacity);
-	fc_pending_drop_add(newrnode, false);
+	dst = fc_table_create_new(newrnode, rel, src->layout.image_capacity);
+	fc_pending_drop_add(newrnode, false, is_temp);
 	fc_copy_storage(src, dst, RelationGetRelid(rel));
-	fc_pending_drop_add(&rel->rd_node, true);
+	fc_pending_drop_add(&rel->rd_node, true, is_temp);
 	/* as heap's copy_data does: the old files go at commit */
 	RelationDropStorage(rel);
 }
@@ -198,8 +199,10 @@ fc_storage_adopt(Relation rel)
 	 * create what it holds.
 	 */
 	fc_gate_wait(rel);
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return fc_table_adopt(rnode, relid, capacity, true, 0);	/* not logged */
 	if (!fc_log_is_ready())
-		return fc_table_adopt(rnode, relid, capacity, 1);
+		return fc_table_adopt(rnode, relid, capacity, false, 1);
 
 	LWLockAcquire(fc_misc_lock(FC_LOCK_ADOPT), LW_EXCLUSIVE);
 	tbl = fc_table_lookup(rnode);
@@ -222,7 +225,7 @@ fc_storage_adopt(Relation rel)
 		LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
 		rec.hdr.csn = fc_log_next_csn();
 		(void) fc_log_insert(&rec, sizeof(rec));
-		tbl = fc_table_adopt(rnode, relid, capacity, rec.hdr.csn);
+		tbl = fc_table_adopt(rnode, relid, capacity, false, rec.hdr.csn);
 		LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_ADOPT));
@@ -243,7 +246,8 @@ fc_collect_db_storage(FcTable *tbl, void *arg)
 	FcDbStorages *c = (FcDbStorages *) arg;
 	RelFileNode *rnode;
 
-	if (tbl->key.dbid != c->dbid ||
+	/* a temporary table's ended with its session (nobody is connected) */
+	if (tbl->key.dbid != c->dbid || tbl->is_temp ||
 		(OidIsValid(c->spcid) && tbl->key.spcid != c->spcid))
 		return;
 	if (fc_table_nslots(tbl) > 0)
@@ -293,7 +297,7 @@ fc_storage_drop_database_in(Oid dbid, Oid spcid)
 	ListCell   *lc;
 
 	foreach(lc, rnodes)
-		fc_pending_drop_add((RelFileNode *) lfirst(lc), true);
+		fc_pending_drop_add((RelFileNode *) lfirst(lc), true, false);
 	list_free_deep(rnodes);
 }
 
@@ -333,8 +337,8 @@ fc_storage_copy_database(Oid src_db, Oid src_spc, Oid dst_db, Oid dst_spc)
 							to.relNode, to.spcNode),
 					 errdetail("The template keeps a storage from before a move to another tablespace."),
 					 errhint("Restart the server, which drops storages no table has, and create the database again.")));
-		dst = fc_table_create(&to, src->relid, src->layout.image_capacity);
-		fc_pending_drop_add(&to, false);
+		dst = fc_table_create(&to, src->relid, src->layout.image_capacity, false);
+		fc_pending_drop_add(&to, false, false);
 		fc_copy_storage(src, dst, src->relid);
 	}
 	list_free_deep(rnodes);

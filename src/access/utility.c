@@ -271,6 +271,8 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 		} \
 	} while (0)
 
+	fc_catalog_watch_statement(parsetree);
+
 	switch (nodeTag(parsetree))
 	{
 		case T_CreateStmt:
@@ -470,7 +472,8 @@ fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 					cls->reltablespace : MyDatabaseTableSpace;
 				rnode.dbNode = MyDatabaseId;
 				rnode.relNode = cls->relfilenode;
-				fc_pending_drop_add(&rnode, true);
+				fc_pending_drop_add(&rnode, true,
+									cls->relpersistence == RELPERSISTENCE_TEMP);
 			}
 			ReleaseSysCache(tup);
 		}

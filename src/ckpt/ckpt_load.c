@@ -415,7 +415,7 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 		rnode.dbNode = t->dbid;
 		rnode.spcNode = t->spcid;
 		rnode.relNode = t->relnode;
-		tbl = fc_table_create(&rnode, t->relid, t->image_capacity);
+		tbl = fc_table_create(&rnode, t->relid, t->image_capacity, false);
 		tbl->create_csn = t->create_csn;
 		tbl->ckpt_bytes = t->bytes;
 		if (t->nslots > 0)

@@ -78,6 +78,7 @@ typedef struct FcCall
 	Size		args_len;
 	Size		args_cap;
 	char	   *search_path;	/* as the call ran with it */
+	uint64		catalog_epoch;	/* fc_catalog_epoch() when it began */
 	int			statement;		/* queries the call has started */
 	int			nslots;			/* slots its inserts were given */
 	int			slots_cap;
@@ -228,6 +229,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 	fc_call.search_path = MemoryContextStrdup(TopMemoryContext,
 											  namespace_search_path ? namespace_search_path : "");
 	fc_call.definition = definition;
+	fc_call.catalog_epoch = fc_catalog_epoch();
 	fc_call.role = GetUserId();
 	fc_call.txn_time = GetCurrentTransactionStartTimestamp();
 	fc_helpers_begin_call();
@@ -478,6 +480,13 @@ fc_call_verdict_at_commit(bool storage_changes)
 		}
 	}
 	return (int) fc_call.taint;
+}
+
+/* No catalog change overlapped the call (see catalog_watch.c). */
+bool
+fc_call_catalog_unchanged(void)
+{
+	return !fc_catalog_changed_since(fc_call.catalog_epoch);
 }
 
 /*

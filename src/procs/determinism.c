@@ -332,8 +332,8 @@ unsupported:
 
 /*
  * Is a query executed inside a call one replay can repeat?  Its relations
- * must all be fastckpt tables (views and partitioned parents only name
- * them), and its plan must pass fc_plan_walk.
+ * must all be lasting fastckpt tables (views and partitioned parents only
+ * name them), and its plan must pass fc_plan_walk.
  */
 static FcFallback
 fc_plan_check(FcPlanCheck *check)
@@ -360,7 +360,9 @@ fc_plan_check(FcPlanCheck *check)
 		rel = RelationIdGetRelation(rte->relid);
 		if (!RelationIsValid(rel))
 			return FC_FALLBACK_NON_FASTCKPT_RELATION;
-		ours = rel->rd_tableam == fc_table_am_routine();
+		/* a temporary table is gone by the time replay would read it */
+		ours = rel->rd_tableam == fc_table_am_routine() &&
+			rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
 		RelationClose(rel);
 		if (!ours)
 			return FC_FALLBACK_NON_FASTCKPT_RELATION;

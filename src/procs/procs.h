@@ -32,6 +32,7 @@ typedef enum FcFallback
 	FC_FALLBACK_REDEFINED,		/* routine changed since its registration */
 	FC_FALLBACK_TRANSACTION_CONTROL,	/* COMMIT/ROLLBACK inside the call */
 	FC_FALLBACK_ARGUMENTS,		/* arguments not fixed values */
+	FC_FALLBACK_CATALOG_CHANGED,	/* a catalog change overlapped the call */
 	FC_FALLBACK_NREASONS
 } FcFallback;
 
@@ -49,6 +50,14 @@ extern void fc_procs_stats_reset(void);
 extern void fc_proc_dropped(Oid funcid);
 extern void fc_procs_register_callbacks(void);
 
+/* catalog_watch.c: catalog changes that calls must not be replayed across */
+extern Size fc_catalog_watch_shmem_size(void);
+extern void fc_catalog_watch_shmem_init(void);
+extern void fc_catalog_watch_statement(Node *stmt);
+extern void fc_catalog_watch_at_xact_end(void);
+extern uint64 fc_catalog_epoch(void);
+extern bool fc_catalog_changed_since(uint64 epoch);
+
 /* call_capture.c: the call in progress in this backend */
 extern bool fc_call_active;		/* a registered call is executing */
 extern bool fc_call_finished;	/* one returned; its transaction goes on */
@@ -56,6 +65,7 @@ extern void fc_register_call_hooks(void);
 extern void fc_call_taint(FcFallback reason);
 extern bool fc_call_tainted(void);
 extern int	fc_call_verdict_at_commit(bool storage_changes);
+extern bool fc_call_catalog_unchanged(void);
 extern void fc_call_count(FcFallback verdict);
 extern void fc_call_at_xact_end(void);
 extern void fc_call_at_subxact_abort(void);

@@ -67,7 +67,8 @@ const char *const fc_fallback_names[FC_FALLBACK_NREASONS] = {
 	"read_conflict",
 	"redefined",
 	"transaction_control",
-	"arguments"
+	"arguments",
+	"catalog_changed"
 };
 
 typedef struct FcProcStatsKey

@@ -149,7 +149,7 @@ fc_replay_ddl(const fc_log_header *rec, FcReplayResult *res)
 		switch (d->op)
 		{
 			case FC_DDL_CREATE:
-				fc_table_create(&rnode, d->relid, d->image_capacity)->create_csn = rec->csn;
+				fc_table_create(&rnode, d->relid, d->image_capacity, false)->create_csn = rec->csn;
 				res->tables_created++;
 				break;
 			case FC_DDL_DROP:

@@ -150,6 +150,8 @@ typedef struct FcTable
 	FcTableKey	key;			/* hash key, must be first */
 	uint64		generation;		/* unique per creation; validates caches */
 	Oid			relid;			/* pg_class OID at creation (for views) */
+	bool		is_temp;		/* a temporary table's: never logged nor
+								 * checkpointed (it ends with its session) */
 	uint64		create_csn;		/* commit that created it; 0: not committed
 								 * yet.  Checkpoints hold tables with a
 								 * create_csn below their S. */

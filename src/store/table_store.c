@@ -7,6 +7,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -82,15 +83,23 @@ fc_key_from_rnode(FcTableKey *key, const RelFileNode *rnode)
 	key->relnode = rnode->relNode;
 }
 
+/* What fc_table_enter does with an existing entry of the relfilenode. */
+typedef enum FcEnterMode
+{
+	FC_ENTER_RESET,				/* reset it: recovery knows it is stale */
+	FC_ENTER_KEEP,				/* return it as it is */
+	FC_ENTER_REFUSE				/* raise an error: it belongs to another table */
+} FcEnterMode;
+
 /*
- * Enter a storage in the directory.  An existing entry of the relfilenode
- * is reset (a stale entry of a reused relfilenode), or with keep_existing
- * returned as it is; a storage entered with keep_existing counts as
- * committed by create_csn.
+ * Enter a storage in the directory.  A storage entered with FC_ENTER_KEEP
+ * counts as committed by create_csn.  rel names the table in errors
+ * (NULL in recovery).
  */
 static FcTable *
-fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
-			   bool keep_existing, uint64 create_csn)
+fc_table_enter(const RelFileNode *rnode, Relation rel, Oid relid,
+			   uint32 image_capacity, bool is_temp, FcEnterMode mode,
+			   uint64 create_csn)
 {
 	FcTableKey	key;
 	FcTable    *tbl;
@@ -114,10 +123,34 @@ fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
 						   "TRUNCATE or rewrite not yet committed, uses one.", fc_max_tables),
 				 errhint("Raise pg_fastckpt.max_tables and restart the server.")));
 	}
-	if (found && keep_existing)
+	if (found && mode == FC_ENTER_KEEP)
 	{
 		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 		return tbl;
+	}
+	if (found && mode == FC_ENTER_REFUSE)
+	{
+		/*
+		 * PostgreSQL keeps a new relfilenode clear only of files of the same
+		 * kind: a temporary table's file is named apart (t<backend>_<node>),
+		 * so after the OID counter wraps around, a temporary and a lasting
+		 * table (or two sessions' temporary tables) can be given the same
+		 * number.  Their storages share our key; resetting the other's
+		 * would lose its rows.
+		 */
+		bool		other_temp = tbl->is_temp;
+
+		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("cannot create the storage of fastckpt table \"%s\": relfilenode %u is in use",
+						rel ? RelationGetRelationName(rel) : "?", rnode->relNode),
+				 other_temp ?
+				 errdetail("A temporary fastckpt table of database %u, tablespace %u has its storage under that number.",
+						   rnode->dbNode, rnode->spcNode) :
+				 errdetail("A fastckpt table of database %u, tablespace %u has its storage under that number.",
+						   rnode->dbNode, rnode->spcNode),
+				 errhint("Run the command again: it takes a new relfilenode.")));
 	}
 	if (found)
 		fc_table_reset(tbl);	/* stale entry of a reused relfilenode */
@@ -125,6 +158,7 @@ fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
 	memset((char *) tbl + sizeof(FcTableKey), 0, sizeof(FcTable) - sizeof(FcTableKey));
 	tbl->generation = generation;
 	tbl->relid = relid;
+	tbl->is_temp = is_temp;
 	fc_pp_layout_init(&tbl->layout, sizeof(FcSlotHeader), image_capacity);
 	tbl->slots_per_page = FC_PAGE_SIZE / tbl->layout.stride;
 	Assert(tbl->slots_per_page >= 1);
@@ -133,16 +167,32 @@ fc_table_enter(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
 	pg_atomic_init_u64(&tbl->live_rows, 0);
 	pg_atomic_init_u64(&tbl->write_count, 0);
 	fc_undo_init_table(tbl);
-	if (keep_existing)
+	if (mode == FC_ENTER_KEEP)
 		tbl->create_csn = create_csn;	/* a committed table, empty */
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 	return tbl;
 }
 
+/* Recovery and CREATE DATABASE: a storage replacing any stale entry. */
 FcTable *
-fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
+fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
+				bool is_temp)
 {
-	return fc_table_enter(rnode, relid, image_capacity, false, 0);
+	return fc_table_enter(rnode, NULL, relid, image_capacity, is_temp,
+						  FC_ENTER_RESET, 0);
+}
+
+/*
+ * A new relfilenode of rel (CREATE TABLE, TRUNCATE, rewrites, SET
+ * TABLESPACE); an error if another table's storage has its number.
+ */
+FcTable *
+fc_table_create_new(const RelFileNode *rnode, Relation rel,
+					uint32 image_capacity)
+{
+	return fc_table_enter(rnode, rel, RelationGetRelid(rel), image_capacity,
+						  rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP,
+						  FC_ENTER_REFUSE, 0);
 }
 
 /*
@@ -151,9 +201,10 @@ fc_table_create(const RelFileNode *rnode, Oid relid, uint32 image_capacity)
  */
 FcTable *
 fc_table_adopt(const RelFileNode *rnode, Oid relid, uint32 image_capacity,
-			   uint64 create_csn)
+			   bool is_temp, uint64 create_csn)
 {
-	return fc_table_enter(rnode, relid, image_capacity, true, create_csn);
+	return fc_table_enter(rnode, NULL, relid, image_capacity, is_temp,
+						  FC_ENTER_KEEP, create_csn);
 }
 
 FcTable *

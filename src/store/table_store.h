@@ -16,9 +16,12 @@
 #include "utils/rel.h"
 
 extern FcTable *fc_table_create(const RelFileNode *rnode, Oid relid,
-								uint32 image_capacity);
+								uint32 image_capacity, bool is_temp);
+extern FcTable *fc_table_create_new(const RelFileNode *rnode, Relation rel,
+									uint32 image_capacity);
 extern FcTable *fc_table_adopt(const RelFileNode *rnode, Oid relid,
-							   uint32 image_capacity, uint64 create_csn);
+							   uint32 image_capacity, bool is_temp,
+							   uint64 create_csn);
 extern FcTable *fc_table_lookup(const RelFileNode *rnode);
 
 /* The last storage looked up: a record's rows mostly share one (replay). */

@@ -262,7 +262,8 @@ static void
 fc_checkpoint_for_calls(void)
 {
 	fc_ckpt_first = false;
-	if (!fc_ckpt_calls_since_last())
+	/* closed tables log no calls (and a fix of what replay needs must pass) */
+	if (!fc_gate_is_open() || !fc_ckpt_calls_since_last())
 		return;
 	ereport(DEBUG1,
 			(errmsg("pg_fastckpt: taking a checkpoint before this commit: logged calls of registered routines precede it")));
@@ -321,10 +322,21 @@ fc_commit_pre_commit(void)
 		fc_write_set_installed(phase);
 		return;
 	}
+
+	/*
+	 * Temporary tables end with their session, so nothing brings their rows
+	 * back after a crash: they are neither logged nor waited for.
+	 */
+	changes = fc_pending_storage_changes();
+	if (changes == NIL && !fc_write_set_has_logged_writes())
+	{
+		fc_count_live_rows();
+		fc_commit_wait_reads();
+		return;
+	}
 	fc_wait_log_ready();
 
 	/* storages created here are logged whole; size everything up */
-	changes = fc_pending_storage_changes();
 	foreach(lc, changes)
 	{
 		bool		is_drop;
@@ -343,6 +355,8 @@ fc_commit_pre_commit(void)
 	{
 		FcWrite    *w = fc_write_set_get(i);
 
+		if (w->tbl->is_temp)
+			continue;
 		estimate += fc_slot_entry_bound(w->tbl);
 		entries++;
 	}
@@ -384,6 +398,13 @@ fc_commit_pre_commit(void)
 	 */
 	if (verdict == FC_FALLBACK_NONE && !fc_read_set_validate())
 		verdict = FC_FALLBACK_READ_CONFLICT;
+	if (verdict == FC_FALLBACK_NONE)
+	{
+		/* published before looking for catalog changes (catalog_watch.c) */
+		fc_ckpt_note_call(csn);
+		if (!fc_call_catalog_unchanged())
+			verdict = FC_FALLBACK_CATALOG_CHANGED;
+	}
 
 	if (changes != NIL)
 	{
@@ -418,7 +439,6 @@ fc_commit_pre_commit(void)
 		digest = fc_write_set_install_digest(phase, &nwritten);
 		fc_call_fill_record(fc_rb.hdr, digest, nwritten);
 		fc_rb_emit();
-		fc_ckpt_note_call(csn);
 	}
 	else
 	{
@@ -427,7 +447,7 @@ fc_commit_pre_commit(void)
 		{
 			FcWrite    *w = fc_write_set_get(i);
 
-			if (w->tbl->generation != w->generation ||
+			if (w->tbl->generation != w->generation || w->tbl->is_temp ||
 				(w->tbl == prev_tbl && w->slotno == prev_slot) ||
 				fc_in_new_storage(w->tbl, new_tables))
 				continue;
@@ -465,7 +485,7 @@ fc_commit_pre_commit(void)
 		FcWrite    *w = fc_write_set_get(i);
 		FcSlotHeader *hdr;
 
-		if (w->tbl->generation != w->generation)
+		if (w->tbl->generation != w->generation || w->tbl->is_temp)
 			continue;
 		hdr = fc_slot_header(w->tbl, w->slotno);
 		if (hdr->flags & FC_SLOT_USED)

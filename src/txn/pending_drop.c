@@ -19,6 +19,7 @@ typedef struct FcPendingDrop
 {
 	RelFileNode rnode;			/* dbNode only, relNode invalid: a database */
 	bool		at_commit;
+	bool		is_temp;		/* a temporary table's: nothing to log */
 	int			nestlevel;
 	struct FcPendingDrop *next;
 } FcPendingDrop;
@@ -26,21 +27,22 @@ typedef struct FcPendingDrop
 static FcPendingDrop *fc_pending = NULL;
 
 static void
-fc_pending_add(const RelFileNode *rnode, bool at_commit)
+fc_pending_add(const RelFileNode *rnode, bool at_commit, bool is_temp)
 {
 	FcPendingDrop *p = MemoryContextAlloc(TopMemoryContext, sizeof(FcPendingDrop));
 
 	p->rnode = *rnode;
 	p->at_commit = at_commit;
+	p->is_temp = is_temp;
 	p->nestlevel = GetCurrentTransactionNestLevel();
 	p->next = fc_pending;
 	fc_pending = p;
 }
 
 void
-fc_pending_drop_add(const RelFileNode *rnode, bool at_commit)
+fc_pending_drop_add(const RelFileNode *rnode, bool at_commit, bool is_temp)
 {
-	fc_pending_add(rnode, at_commit);
+	fc_pending_add(rnode, at_commit, is_temp);
 }
 
 void
@@ -51,7 +53,7 @@ fc_pending_drop_database(Oid dbid)
 	rnode.spcNode = InvalidOid;
 	rnode.dbNode = dbid;
 	rnode.relNode = InvalidOid;
-	fc_pending_add(&rnode, true);
+	fc_pending_add(&rnode, true, false);
 }
 
 static void
@@ -108,8 +110,9 @@ fc_pending_drops_at_subxact_end(bool commit, int nestlevel)
 /*
  * The storage changes this transaction will make if it commits: storages
  * it created (dropped at abort) and storages or databases it drops.  A
- * storage both created and dropped here changes nothing.  For the commit
- * record; creates come first.
+ * storage both created and dropped here changes nothing, and temporary
+ * tables' storages are not logged.  For the commit record; creates come
+ * first.
  */
 List *
 fc_pending_storage_changes(void)
@@ -119,7 +122,7 @@ fc_pending_storage_changes(void)
 
 	for (FcPendingDrop *p = fc_pending; p != NULL; p = p->next)
 	{
-		bool		cancelled = false;
+		bool		cancelled = p->is_temp;
 
 		for (FcPendingDrop *q = fc_pending; q != NULL; q = q->next)
 			if (q != p && q->at_commit != p->at_commit &&
@@ -144,18 +147,19 @@ fc_pending_change_rnode(void *change, bool *is_drop)
 	return &p->rnode;
 }
 
+/* Has this transaction created or dropped storages (temporary ones too)? */
 bool
 fc_pending_changes_exist(void)
 {
 	return fc_pending != NULL;
 }
 
-/* Does this transaction drop a storage (or a database) at commit? */
+/* Does this transaction drop a logged storage (or a database) at commit? */
 bool
 fc_pending_drops_exist(void)
 {
 	for (FcPendingDrop *p = fc_pending; p != NULL; p = p->next)
-		if (p->at_commit)
+		if (p->at_commit && !p->is_temp)
 			return true;
 	return false;
 }

@@ -102,6 +102,17 @@ fc_write_set_has_subxact_writes(void)
 	return false;
 }
 
+/* Did the transaction write a table that is logged (not a temporary one)? */
+bool
+fc_write_set_has_logged_writes(void)
+{
+	for (int i = 0; i < fc_nwrites; i++)
+		if (!fc_writes[i].tbl->is_temp &&
+			fc_writes[i].tbl->generation == fc_writes[i].generation)
+			return true;
+	return false;
+}
+
 int
 fc_write_set_size(void)
 {
@@ -198,7 +209,8 @@ fc_write_set_install_digest(uint64 phase, uint32 *nwritten)
 	uint32		distinct = 0;
 
 	for (int i = 0; i < fc_nwrites; i++)
-		if (fc_writes[i].tbl->generation == fc_writes[i].generation)
+		if (fc_writes[i].tbl->generation == fc_writes[i].generation &&
+			!fc_writes[i].tbl->is_temp)
 			sorted[n++] = &fc_writes[i];
 	qsort(sorted, n, sizeof(FcWrite *), fc_write_key_cmp);
 	for (int i = 0; i < n; i++)
@@ -339,7 +351,7 @@ fc_write_set_rollback(int nestlevel)
 		lock = fc_slot_lock(w->tbl, w->slotno);
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 		fc_rollback_write(w);
-		if (fc_installed)
+		if (fc_installed && !w->tbl->is_temp)
 		{
 			fc_install_slot(w->tbl, w->slotno, fc_install_phase);
 			if (phase != fc_install_phase)
@@ -371,6 +383,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_commit_pre_commit();
 			break;
 		case XACT_EVENT_COMMIT:
+			fc_catalog_watch_at_xact_end();
 			fc_call_at_xact_end();
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(true);
@@ -378,6 +391,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
+			fc_catalog_watch_at_xact_end();
 			fc_call_at_xact_end();
 			fc_commit_at_abort();
 			fc_write_set_rollback(0);
@@ -393,6 +407,10 @@ fc_xact_callback(XactEvent event, void *arg)
 						 errdetail("A prepared transaction outlives its session, but fastckpt keeps a transaction's row changes with the session until it ends."),
 						 errhint("Commit or roll back instead, or keep fastckpt writes out of two-phase transactions.")));
 			fc_commit_wait_reads();
+			break;
+		case XACT_EVENT_PREPARE:
+			/* its catalog changes show at COMMIT PREPARED, watched there */
+			fc_catalog_watch_at_xact_end();
 			break;
 		default:
 			break;

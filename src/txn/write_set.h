@@ -36,6 +36,7 @@ extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
 extern bool fc_write_set_has_subxact_writes(void);
+extern bool fc_write_set_has_logged_writes(void);
 extern int	fc_write_set_size(void);
 extern FcWrite *fc_write_set_get(int i);
 extern bool fc_install_slot(FcTable *tbl, uint64 slotno, uint64 phase);
@@ -72,7 +73,8 @@ extern uint64 fc_pp_phase(void);
 extern uint64 *fc_pp_phase_ptr(void);
 
 /* pending_drop.c: table storages to drop at commit or at abort */
-extern void fc_pending_drop_add(const RelFileNode *rnode, bool at_commit);
+extern void fc_pending_drop_add(const RelFileNode *rnode, bool at_commit,
+								bool is_temp);
 extern void fc_pending_drop_database(Oid dbid);
 extern void fc_pending_drops_at_xact_end(bool commit);
 extern void fc_pending_drops_at_subxact_end(bool commit, int nestlevel);

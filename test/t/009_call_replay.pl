@@ -11,9 +11,11 @@
 #  - dropping, truncating or altering a table, or redefining a registered
 #    routine, after logged calls takes a checkpoint first, so replay never
 #    runs a call against tables or routines that changed after it;
-#  - a call that cannot be repeated at replay (its role lost a privilege)
-#    keeps the tables closed with the reason, and they open once the
-#    privilege is back.
+#  - a privilege revoked after logged calls takes a checkpoint first, and
+#    a call that overlaps a catalog change is logged as row images;
+#  - a call that cannot be repeated at replay (its role lost a privilege
+#    by an edit of the catalog) keeps the tables closed with the reason,
+#    and they open once the privilege is back.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -228,26 +230,56 @@ ok($ckpts4 > $ckpts3, "redefining a registered routine after its calls took a ch
 run_workload(2, 'calls of the new definition');
 crash_and_compare('crash after DDL between calls');
 
-# 4. a call that cannot be repeated keeps the tables closed, with the
-# reason: the caller's UPDATE privilege comes through a group role, and
-# leaving the group is not a change pg_fastckpt watches
+# 4. privileges: the caller's UPDATE privilege on tellers comes through a
+# group role.  Leaving the group after logged calls takes a checkpoint
+# first, so replay never runs those calls without the privilege.
 $node->safe_psql('postgres', q{
 CREATE ROLE clerks;
 GRANT UPDATE ON app.tellers TO clerks;
 REVOKE UPDATE ON app.tellers FROM teller;
 GRANT clerks TO teller;
 });
-# The log after this checkpoint starts with a call that replays (bump needs
-# no tellers privilege), then plain rows of a table the calls write, then a
-# call that cannot: the serial replayer has a batch of those rows open when
-# the call fails, and the failure's message must survive the abort.
+run_workload(2, 'calls before a privilege is revoked');
+$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+$node->safe_psql('postgres', 'REVOKE clerks FROM teller');
+$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+ok($ckpts2 > $ckpts, "REVOKE after logged calls took a checkpoint ($ckpts -> $ckpts2)");
+crash_and_compare('crash after a privilege was revoked');
+$node->safe_psql('postgres', 'GRANT clerks TO teller');
+
+# A call that overlaps a catalog change in progress, or one that ended
+# while the call ran, is logged as row images.
+$node->safe_psql('postgres', 'SELECT fastckpt_stat_reset()');
+my $ddl_session = $node->background_psql('postgres');
+$ddl_session->query_safe('BEGIN');
+$ddl_session->query_safe('GRANT SELECT ON app.notes TO clerks');
+$node->safe_psql('postgres', 'SELECT transfer(1, 1, 1)', extra_params => [ '-U', 'teller' ]);
+$ddl_session->query_safe('COMMIT');
+$ddl_session->quit;
+$node->safe_psql('postgres', 'SELECT transfer(2, 2, 1)', extra_params => [ '-U', 'teller' ]);
+is( $node->safe_psql('postgres', q{
+SELECT (SELECT call_fallbacks FROM fastckpt_stat_log)::text || ' ' || call_records
+  FROM fastckpt_procedures WHERE routine = 'app.transfer(int,int,int)'::regprocedure}),
+	'{"catalog_changed": 1} 1',
+	'the call during an uncommitted GRANT fell back to row images; the next one is a CALL record');
+crash_and_compare('crash after a call that overlapped a GRANT');
+
+# A call that cannot be repeated keeps the tables closed, with the reason:
+# membership removed by editing the catalog, which pg_fastckpt does not
+# watch.  The log after this checkpoint starts with a call that replays
+# (bump needs no tellers privilege), then plain rows of a table the calls
+# write, then a call that cannot: the serial replayer has a batch of those
+# rows open when the call fails, and the failure's message must survive
+# the abort.
 $node->safe_psql('postgres', 'SELECT fastckpt_checkpoint()');
 $node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
 $node->safe_psql('postgres', 'UPDATE app.accounts SET abalance = abalance + 1 WHERE aid <= 3');
 $node->safe_psql('postgres', 'SELECT transfer(1, 1, 5)', extra_params => [ '-U', 'teller' ]);
-run_workload(2, 'calls before a privilege is revoked');
-$node->safe_psql('postgres', 'REVOKE clerks FROM teller');
-ok(crash_postmaster($node, 1), 'kill -9 with calls that need the revoked privilege in the log');
+run_workload(2, 'calls before the catalog is edited');
+$node->safe_psql('postgres', q{
+DELETE FROM pg_auth_members
+ WHERE roleid = 'clerks'::regrole AND member = 'teller'::regrole});
+ok(crash_postmaster($node, 1), 'kill -9 with calls that need the removed membership in the log');
 $node->start;
 $node->poll_query_until('postgres', q{SELECT error IS NOT NULL FROM fastckpt_stat_recovery})
   or die 'recovery neither failed nor finished';
@@ -257,6 +289,7 @@ like($error, qr/could not be repeated|failed: permission denied for table teller
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM app.accounts');
 like($err, qr/not available: startup recovery could not restore the fastckpt tables/,
 	'the tables stay closed');
+# giving the privilege back does not wait for a checkpoint of closed tables
 $node->safe_psql('postgres', 'GRANT clerks TO teller');
 $node->restart;
 wait_for_tables_open($node);

@@ -1,0 +1,193 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog_watch.c
+ *	  Catalog changes that logged calls must not be replayed across.
+ *
+ * Replay repeats a CALL record against the catalogs of the moment it runs,
+ * not those the call saw: a privilege revoked, a role dropped, a schema
+ * renamed or a table created earlier in the search_path after the call
+ * would make replay fail (and the tables stay closed) or differ.  So a
+ * transaction that runs a statement which may change the catalogs
+ *
+ *	1. announces itself (a shared count) before the statement runs;
+ *	2. takes a checkpoint before it commits if the log after the last one
+ *	   holds calls (fc_checkpoint_for_calls): those are then never replayed;
+ *	3. leaves the count, and moves a shared epoch on, once it has ended.
+ *
+ * A call is logged as CALL only if, at its commit, no such transaction is
+ * in progress and none ended since the call began; otherwise it falls back
+ * to row images (reason "catalog_changed").  A call that commits before
+ * step 1 published its CSN first (Dekker: each side writes, then reads
+ * the other's word), so the checkpoint of step 2 sees it.
+ *
+ * Statements that cannot change what a call sees are not counted: those
+ * that change no catalog (SET, COPY, VACUUM, LOCK, ...), TRUNCATE and
+ * rewrites (already checkpointed through their storage changes), and
+ * temporary objects (calls that touch them fall back).  Catalog rows
+ * changed with plain DML are not watched.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "nodes/parsenodes.h"
+#include "port/atomics.h"
+#include "storage/shmem.h"
+#include "utils/lsyscache.h"
+
+#include "procs/procs.h"
+#include "recovery/gate.h"
+#include "txn/write_set.h"
+
+typedef struct FcCatalogWatch
+{
+	pg_atomic_uint32 changers;	/* transactions between steps 1 and 3 */
+	pg_atomic_uint64 epoch;		/* moved on by each step 3 */
+} FcCatalogWatch;
+
+static FcCatalogWatch *fc_watch = NULL;
+static bool fc_changing = false;	/* this transaction is counted */
+
+Size
+fc_catalog_watch_shmem_size(void)
+{
+	return MAXALIGN(sizeof(FcCatalogWatch));
+}
+
+void
+fc_catalog_watch_shmem_init(void)
+{
+	bool		found;
+
+	fc_watch = ShmemInitStruct("pg_fastckpt catalog watch", sizeof(FcCatalogWatch),
+							   &found);
+	if (!found)
+	{
+		pg_atomic_init_u32(&fc_watch->changers, 0);
+		pg_atomic_init_u64(&fc_watch->epoch, 0);
+	}
+}
+
+/* Are these names all of temporary relations (DROP of temporary tables)? */
+static bool
+fc_all_temp_relations(List *objects)
+{
+	ListCell   *lc;
+
+	foreach(lc, objects)
+	{
+		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
+		Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+		if (!OidIsValid(relid) || get_rel_persistence(relid) != RELPERSISTENCE_TEMP)
+			return false;
+	}
+	return objects != NIL;
+}
+
+/* May this utility statement change what a replayed call would see? */
+static bool
+fc_statement_changes_catalogs(Node *stmt)
+{
+	switch (nodeTag(stmt))
+	{
+		case T_TransactionStmt:
+			/* a prepared transaction's changes show at COMMIT PREPARED */
+			return ((TransactionStmt *) stmt)->kind == TRANS_STMT_COMMIT_PREPARED;
+		case T_VariableSetStmt:
+		case T_VariableShowStmt:
+		case T_DiscardStmt:
+		case T_PrepareStmt:
+		case T_ExecuteStmt:
+		case T_DeallocateStmt:
+		case T_DeclareCursorStmt:
+		case T_FetchStmt:
+		case T_ClosePortalStmt:
+		case T_ExplainStmt:
+		case T_CopyStmt:
+		case T_NotifyStmt:
+		case T_ListenStmt:
+		case T_UnlistenStmt:
+		case T_LockStmt:
+		case T_CheckPointStmt:
+		case T_VacuumStmt:
+		case T_CallStmt:		/* what it runs comes here itself */
+		case T_DoStmt:
+		case T_LoadStmt:
+		case T_ConstraintsSetStmt:
+		case T_ReindexStmt:
+		case T_ClusterStmt:
+		case T_TruncateStmt:
+		case T_RefreshMatViewStmt:
+		case T_AlterSystemStmt:
+		case T_CommentStmt:
+			return false;
+		case T_CreateStmt:
+			return ((CreateStmt *) stmt)->relation->relpersistence != RELPERSISTENCE_TEMP;
+		case T_CreateTableAsStmt:
+			return ((CreateTableAsStmt *) stmt)->into->rel->relpersistence != RELPERSISTENCE_TEMP;
+		case T_ViewStmt:
+			return ((ViewStmt *) stmt)->view->relpersistence != RELPERSISTENCE_TEMP;
+		case T_CreateSeqStmt:
+			return ((CreateSeqStmt *) stmt)->sequence->relpersistence != RELPERSISTENCE_TEMP;
+		case T_DropStmt:
+			{
+				DropStmt   *drop = (DropStmt *) stmt;
+
+				if (drop->removeType == OBJECT_TABLE || drop->removeType == OBJECT_VIEW ||
+					drop->removeType == OBJECT_SEQUENCE || drop->removeType == OBJECT_INDEX)
+					return !fc_all_temp_relations(drop->objects);
+				return true;
+			}
+		default:
+			return true;
+	}
+}
+
+/*
+ * Step 1, from the utility hook before the statement runs.  Not in
+ * recovery's processes, nor while the tables are closed: no call can be
+ * logged then, and a privilege given back must not wait for a checkpoint.
+ */
+void
+fc_catalog_watch_statement(Node *stmt)
+{
+	if (fc_changing || fc_in_recovery_worker || !fc_gate_is_open() ||
+		!fc_statement_changes_catalogs(stmt))
+		return;
+	pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
+	fc_changing = true;
+	fc_commit_require_checkpoint();
+}
+
+/* Step 3: the transaction ended (committed, aborted or prepared). */
+void
+fc_catalog_watch_at_xact_end(void)
+{
+	if (!fc_changing)
+		return;
+	fc_changing = false;
+	pg_atomic_fetch_add_u64(&fc_watch->epoch, 1);
+	pg_atomic_fetch_sub_u32(&fc_watch->changers, 1);
+}
+
+/* For a call beginning: compare with fc_catalog_changed_since at commit. */
+uint64
+fc_catalog_epoch(void)
+{
+	return pg_atomic_read_u64(&fc_watch->epoch);
+}
+
+/*
+ * At a call's commit, under the install latch, after its CSN was published
+ * (fc_ckpt_note_call): did a catalog change overlap the call?
+ */
+bool
+fc_catalog_changed_since(uint64 epoch)
+{
+	pg_memory_barrier();
+	return pg_atomic_read_u32(&fc_watch->changers) > 0 ||
+		pg_atomic_read_u64(&fc_watch->epoch) != epoch;
+}

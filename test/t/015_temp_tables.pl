@@ -1,0 +1,105 @@
+# Temporary fastckpt tables end with their session, so nothing of them is
+# logged or recovered.  A registered call that reads one is logged by its
+# row images (replay could not read the table), and survives a crash that
+# finds the temporary table's session still open.  A relfilenode that
+# PostgreSQL hands to a temporary table while a lasting fastckpt table has
+# it (possible once the OID counter has wrapped around: their files are
+# named apart) is refused, and the lasting table keeps its rows.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $node = fastckpt_node('temptables');
+
+$node->safe_psql('postgres', q{
+CREATE TABLE acct (id int PRIMARY KEY, bal int NOT NULL) USING fastckpt;
+INSERT INTO acct SELECT g, 0 FROM generate_series(1, 10) g;
+CREATE FUNCTION add_rate(p_id int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE acct SET bal = bal + (SELECT rate FROM pg_temp.rates WHERE id = p_id)
+	 WHERE id = p_id;
+END $$;
+SELECT fastckpt_register_procedure('add_rate(int)');
+SELECT fastckpt_checkpoint(true);
+});
+
+# The session keeps its temporary table until the crash: had the calls
+# been logged as CALL records, replay would find no table to read.
+my $temp_session = $node->background_psql('postgres');
+$temp_session->query_safe(q{
+CREATE TEMP TABLE rates (id int PRIMARY KEY, rate int) USING fastckpt;
+INSERT INTO rates VALUES (1, 5), (2, 7)});
+$temp_session->query_safe('SELECT add_rate(1)') for 1 .. 3;
+$temp_session->query_safe('SELECT add_rate(2)');
+is( $temp_session->query_safe(q{
+SELECT calls || ' ' || call_records || ' ' || value_records || ' ' || last_fallback
+  FROM fastckpt_procedures WHERE routine = 'add_rate(int)'::regprocedure}),
+	'4 0 4 non_fastckpt_relation',
+	'calls reading a temporary fastckpt table are logged by their row images');
+
+crash_postmaster($node, 1);
+eval { $temp_session->quit; };
+$node->start;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT id || ':' || bal FROM acct WHERE bal <> 0 ORDER BY id}),
+	"1:15\n2:7", 'after kill -9: the calls\' writes are there');
+is( $node->safe_psql('postgres', q{
+SELECT count(*) FROM fastckpt_stat_tables
+ WHERE database = current_database() AND relation IS NULL}),
+	'0', 'after kill -9: no storage of the temporary table came back');
+
+# A lasting table whose relfilenode is no table's OID (TRUNCATE gave it a
+# new one), as it is after most TRUNCATEs and rewrites.
+$node->safe_psql('postgres', q{
+CREATE TABLE keep (id int PRIMARY KEY, v text) USING fastckpt;
+TRUNCATE keep;
+INSERT INTO keep SELECT g, 'v' || g FROM generate_series(1, 100) g;
+});
+my $keep_node = $node->safe_psql('postgres',
+	q{SELECT relfilenode FROM pg_class WHERE relname = 'keep'});
+my $keep_query = q{
+SELECT count(*) || ' ' || sum(id) || ' ' || max(v) FROM keep;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT v FROM keep WHERE id = 42};
+my $keep_before = $node->safe_psql('postgres', $keep_query);
+
+# Wind the OID counter back to just before that number, as a wraparound
+# would.  Each TRUNCATE of a temporary table takes the next OID as its new
+# relfilenode, checked only against files named like its own.
+$node->stop;
+my $next_oid = $keep_node - 40;
+$next_oid = 16384 if $next_oid < 16384;
+command_ok([ 'pg_resetwal', '-o', $next_oid, $node->data_dir ],
+	'pg_resetwal sets the next OID back');
+$node->start;
+wait_for_tables_open($node);
+
+my $script = "CREATE TEMP TABLE tt (a int) USING fastckpt;\n"
+  . "INSERT INTO tt VALUES (1);\n"
+  . ("TRUNCATE tt;\nINSERT INTO tt VALUES (2);\n" x 80)
+  . "SELECT relfilenode > $keep_node FROM pg_class WHERE oid = 'tt'::regclass;\n"
+  . "SELECT count(*) FROM tt;\n";
+my ($out, $err) = ('', '');
+$node->psql('postgres', $script, stdout => \$out, stderr => \$err, on_error_stop => 0);
+note("temporary table session:\n$out\n$err");
+my @refused = $err =~ /relfilenode $keep_node is in use/g;
+is(scalar(@refused), 1, 'the temporary table\'s TRUNCATE that drew the lasting table\'s number was refused');
+like($err, qr/HINT:  Run the command again/, 'the error says what to do');
+is($out, "t\n1", 'the temporary table went on past that number, with its rows');
+is($node->safe_psql('postgres', $keep_query), $keep_before,
+	'the lasting table keeps its rows and its index finds them');
+
+crash_postmaster($node, 1);
+$node->start;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', $keep_query), $keep_before,
+	'after kill -9: the lasting table\'s rows');
+
+$node->stop;
+done_testing();
