@@ -33,7 +33,9 @@
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "tcop/utility.h"
+#include "utils/bytea.h"
 #include "utils/datum.h"
+#include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -238,6 +240,9 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 	if (fc_write_set_size() > 0 || fc_pending_changes_exist())
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
 	if (fc_func_language(funcid) != SQLlanguageId && !fc_plpgsql_plugin_installed())
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+	if (extra_float_digits != FC_CALL_EXTRA_FLOAT_DIGITS ||
+		bytea_output != BYTEA_OUTPUT_HEX)
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (!fc_capture_args(args, params))
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);

@@ -38,6 +38,14 @@ typedef enum FcFallback
 
 extern const char *const fc_fallback_names[FC_FALLBACK_NREASONS];
 
+/*
+ * Immutable output functions whose result depends on a setting: float4out
+ * and float8out (extra_float_digits), byteaout (bytea_output).  A call is
+ * logged as CALL only with these at their defaults, which replay sets.
+ */
+#define FC_CALL_EXTRA_FLOAT_DIGITS	1
+#define FC_CALL_BYTEA_OUTPUT		"hex"
+
 /* registry.c */
 extern Size fc_procs_shmem_size(void);
 extern void fc_procs_shmem_init(void);
