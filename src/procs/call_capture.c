@@ -241,8 +241,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
 	if (fc_func_language(funcid) != SQLlanguageId && !fc_plpgsql_plugin_installed())
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
-	if (extra_float_digits != FC_CALL_EXTRA_FLOAT_DIGITS ||
-		bytea_output != BYTEA_OUTPUT_HEX)
+	if (extra_float_digits <= 0 || bytea_output != BYTEA_OUTPUT_HEX)
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (!fc_capture_args(args, params))
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);

@@ -40,8 +40,9 @@ extern const char *const fc_fallback_names[FC_FALLBACK_NREASONS];
 
 /*
  * Immutable output functions whose result depends on a setting: float4out
- * and float8out (extra_float_digits), byteaout (bytea_output).  A call is
- * logged as CALL only with these at their defaults, which replay sets.
+ * and float8out (extra_float_digits: every value above 0 gives the same
+ * shortest exact text), byteaout (bytea_output).  A call is logged as CALL
+ * only with output as the defaults give it, and replay sets the defaults.
  */
 #define FC_CALL_EXTRA_FLOAT_DIGITS	1
 #define FC_CALL_BYTEA_OUTPUT		"hex"
