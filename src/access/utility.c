@@ -253,11 +253,12 @@ fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 								queryEnv, dest, qc);
 }
 
+/* The utility hook proper, once catalog_watch.c has seen the statement. */
 static void
-fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-				   ProcessUtilityContext context, ParamListInfo params,
-				   QueryEnvironment *queryEnv, DestReceiver *dest,
-				   QueryCompletion *qc)
+fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
+						   bool readOnlyTree, ProcessUtilityContext context,
+						   ParamListInfo params, QueryEnvironment *queryEnv,
+						   DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 
@@ -270,8 +271,6 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 			readOnlyTree = false; \
 		} \
 	} while (0)
-
-	fc_catalog_watch_statement(parsetree);
 
 	switch (nodeTag(parsetree))
 	{
@@ -392,6 +391,31 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 					   queryEnv, dest, qc);
 }
 
+static void
+fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest,
+				   QueryCompletion *qc)
+{
+	if (fc_catalog_watch_statement(pstmt->utilityStmt))
+	{
+		/* its changes commit inside it: watched until it returns */
+		PG_TRY();
+		{
+			fc_process_utility_watched(pstmt, queryString, readOnlyTree, context,
+									   params, queryEnv, dest, qc);
+		}
+		PG_FINALLY();
+		{
+			fc_catalog_watch_statement_end();
+		}
+		PG_END_TRY();
+	}
+	else
+		fc_process_utility_watched(pstmt, queryString, readOnlyTree, context,
+								   params, queryEnv, dest, qc);
+}
+
 static bool
 fc_is_fastckpt_table(Oid relid)
 {
@@ -426,7 +450,7 @@ fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 	/*
 	 * A registered routine replaced, altered or dropped, or a fastckpt
 	 * table altered or dropped: logged calls must not be replayed against
-	 * the new definitions (see fc_checkpoint_for_calls).
+	 * the new definitions (see fc_commit_checkpoint_for_calls).
 	 */
 	if ((access == OAT_POST_CREATE || access == OAT_POST_ALTER || access == OAT_DROP) &&
 		((classId == ProcedureRelationId && subId == 0 &&

@@ -11,14 +11,22 @@
  *
  *	1. announces itself (a shared count) before the statement runs;
  *	2. takes a checkpoint before it commits if the log after the last one
- *	   holds calls (fc_checkpoint_for_calls): those are then never replayed;
- *	3. leaves the count, and moves a shared epoch on, once it has ended.
+ *	   holds calls (fc_commit_checkpoint_for_calls): those are then never
+ *	   replayed;
+ *	3. leaves the count, and moves a shared epoch on, once its commit (and
+ *	   the invalidation messages that go with it) is out.
  *
- * A call is logged as CALL only if, at its commit, no such transaction is
- * in progress and none ended since the call began; otherwise it falls back
+ * A statement whose changes commit inside it (COMMIT PREPARED, concurrent
+ * index builds and drops, DETACH PARTITION CONCURRENTLY) takes the
+ * checkpoint before it runs and is counted until it returns.
+ *
+ * A call is logged as CALL only if, at its commit, no such change is in
+ * progress and none ended since the call began; otherwise it falls back
  * to row images (reason "catalog_changed").  A call that commits before
  * step 1 published its CSN first (Dekker: each side writes, then reads
- * the other's word), so the checkpoint of step 2 sees it.
+ * the other's word), so the checkpoint of step 2 sees it.  A call reads
+ * the epoch, then takes the invalidation messages sent so far, so it never
+ * runs on catalogs older than its epoch.
  *
  * Statements that cannot change what a call sees are not counted: those
  * that change no catalog (SET, COPY, VACUUM, LOCK, ...), TRUNCATE and
@@ -35,7 +43,9 @@
 #include "nodes/parsenodes.h"
 #include "port/atomics.h"
 #include "storage/shmem.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 
 #include "procs/procs.h"
 #include "recovery/gate.h"
@@ -49,6 +59,8 @@ typedef struct FcCatalogWatch
 
 static FcCatalogWatch *fc_watch = NULL;
 static bool fc_changing = false;	/* this transaction is counted */
+
+static void fc_catalog_watch_leave(void);
 
 Size
 fc_catalog_watch_shmem_size(void)
@@ -87,6 +99,35 @@ fc_all_temp_relations(List *objects)
 	return objects != NIL;
 }
 
+/* Do the changes of this statement commit before it returns? */
+static bool
+fc_statement_commits_inside(Node *stmt)
+{
+	ListCell   *lc;
+
+	switch (nodeTag(stmt))
+	{
+		case T_TransactionStmt:
+			return ((TransactionStmt *) stmt)->kind == TRANS_STMT_COMMIT_PREPARED;
+		case T_IndexStmt:
+			return ((IndexStmt *) stmt)->concurrent;
+		case T_DropStmt:
+			return ((DropStmt *) stmt)->concurrent;
+		case T_AlterTableStmt:
+			foreach(lc, ((AlterTableStmt *) stmt)->cmds)
+			{
+				AlterTableCmd *cmd = (AlterTableCmd *) lfirst(lc);
+
+				if (cmd->subtype == AT_DetachPartition &&
+					((PartitionCmd *) cmd->def)->concurrent)
+					return true;
+			}
+			return false;
+		default:
+			return false;
+	}
+}
+
 /* May this utility statement change what a replayed call would see? */
 static bool
 fc_statement_changes_catalogs(Node *stmt)
@@ -96,6 +137,14 @@ fc_statement_changes_catalogs(Node *stmt)
 		case T_TransactionStmt:
 			/* a prepared transaction's changes show at COMMIT PREPARED */
 			return ((TransactionStmt *) stmt)->kind == TRANS_STMT_COMMIT_PREPARED;
+		case T_ExplainStmt:
+			{
+				/* EXPLAIN ANALYZE CREATE TABLE AS creates the table */
+				Query	   *query = (Query *) ((ExplainStmt *) stmt)->query;
+
+				return IsA(query, Query) && query->commandType == CMD_UTILITY &&
+					fc_statement_changes_catalogs(query->utilityStmt);
+			}
 		case T_VariableSetStmt:
 		case T_VariableShowStmt:
 		case T_DiscardStmt:
@@ -105,7 +154,6 @@ fc_statement_changes_catalogs(Node *stmt)
 		case T_DeclareCursorStmt:
 		case T_FetchStmt:
 		case T_ClosePortalStmt:
-		case T_ExplainStmt:
 		case T_CopyStmt:
 		case T_NotifyStmt:
 		case T_ListenStmt:
@@ -147,47 +195,103 @@ fc_statement_changes_catalogs(Node *stmt)
 }
 
 /*
- * Step 1, from the utility hook before the statement runs.  Not in
- * recovery's processes, nor while the tables are closed: no call can be
- * logged then, and a privilege given back must not wait for a checkpoint.
+ * Step 1, from the utility hook before the statement runs.  Returns true
+ * for a statement whose changes commit inside it: the caller runs it and
+ * then calls fc_catalog_watch_statement_end, whatever happens.  Not in
+ * recovery's processes, which replay what was logged.
  */
-void
+bool
 fc_catalog_watch_statement(Node *stmt)
 {
-	if (fc_changing || fc_in_recovery_worker || !fc_gate_is_open() ||
-		!fc_statement_changes_catalogs(stmt))
-		return;
-	pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
-	fc_changing = true;
+	if (fc_in_recovery_worker || !fc_statement_changes_catalogs(stmt))
+		return false;
+	if (fc_statement_commits_inside(stmt))
+	{
+		pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
+		PG_TRY();
+		{
+			fc_commit_checkpoint_for_calls();
+		}
+		PG_CATCH();
+		{
+			fc_catalog_watch_leave();
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		return true;
+	}
+	if (!fc_changing)
+	{
+		pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
+		fc_changing = true;
+	}
 	fc_commit_require_checkpoint();
+	return false;
 }
 
-/* Step 3: the transaction ended (committed, aborted or prepared). */
-void
-fc_catalog_watch_at_xact_end(void)
+static void
+fc_catalog_watch_leave(void)
 {
-	if (!fc_changing)
-		return;
-	fc_changing = false;
 	pg_atomic_fetch_add_u64(&fc_watch->epoch, 1);
 	pg_atomic_fetch_sub_u32(&fc_watch->changers, 1);
 }
 
-/* For a call beginning: compare with fc_catalog_changed_since at commit. */
+/* A statement that committed inside has returned (or failed). */
+void
+fc_catalog_watch_statement_end(void)
+{
+	fc_catalog_watch_leave();
+}
+
+/*
+ * Step 3: the transaction has ended, and PostgreSQL has sent its
+ * invalidation messages (after the commit callbacks) and released its
+ * locks.  At PREPARE TRANSACTION too: its changes show at COMMIT PREPARED,
+ * which is watched itself.
+ */
+static void
+fc_catalog_watch_release(ResourceReleasePhase phase, bool isCommit,
+						 bool isTopLevel, void *arg)
+{
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isTopLevel || !fc_changing)
+		return;
+	fc_changing = false;
+	fc_catalog_watch_leave();
+}
+
+void
+fc_catalog_watch_register_callbacks(void)
+{
+	RegisterResourceReleaseCallback(fc_catalog_watch_release, NULL);
+}
+
+/*
+ * For a call beginning: compare with fc_catalog_changed_since at commit.
+ * The invalidations of every change that ended before the epoch was read
+ * are sent; taking them now makes the call run on catalogs at least that
+ * new (a relation lock already held would not take them).
+ */
 uint64
 fc_catalog_epoch(void)
 {
-	return pg_atomic_read_u64(&fc_watch->epoch);
+	uint64		epoch = pg_atomic_read_u64(&fc_watch->epoch);
+
+	pg_read_barrier();
+	AcceptInvalidationMessages();
+	return epoch;
 }
 
 /*
  * At a call's commit, under the install latch, after its CSN was published
- * (fc_ckpt_note_call): did a catalog change overlap the call?
+ * (fc_ckpt_note_call): did a catalog change overlap the call?  The count
+ * is read before the epoch, which a leaving change moves on first.
  */
 bool
 fc_catalog_changed_since(uint64 epoch)
 {
 	pg_memory_barrier();
-	return pg_atomic_read_u32(&fc_watch->changers) > 0 ||
-		pg_atomic_read_u64(&fc_watch->epoch) != epoch;
+	if (pg_atomic_read_u32(&fc_watch->changers) > 0)
+		return true;
+	pg_read_barrier();
+	return pg_atomic_read_u64(&fc_watch->epoch) != epoch;
 }

@@ -62,8 +62,9 @@ extern void fc_procs_register_callbacks(void);
 /* catalog_watch.c: catalog changes that calls must not be replayed across */
 extern Size fc_catalog_watch_shmem_size(void);
 extern void fc_catalog_watch_shmem_init(void);
-extern void fc_catalog_watch_statement(Node *stmt);
-extern void fc_catalog_watch_at_xact_end(void);
+extern bool fc_catalog_watch_statement(Node *stmt);
+extern void fc_catalog_watch_statement_end(void);
+extern void fc_catalog_watch_register_callbacks(void);
 extern uint64 fc_catalog_epoch(void);
 extern bool fc_catalog_changed_since(uint64 epoch);
 

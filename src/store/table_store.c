@@ -286,13 +286,24 @@ fc_table_reset(FcTable *tbl)
 void
 fc_table_drop(const RelFileNode *rnode)
 {
+	fc_table_drop_kind(rnode, false, false);
+}
+
+/*
+ * Drop a storage if it is of the given kind (with check_kind): a dropped
+ * or truncated table leaves alone the storage of a table of the other kind
+ * that was given its number (see FC_ENTER_REFUSE).
+ */
+void
+fc_table_drop_kind(const RelFileNode *rnode, bool check_kind, bool is_temp)
+{
 	FcTableKey	key;
 	FcTable    *tbl;
 
 	fc_key_from_rnode(&key, rnode);
 	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_EXCLUSIVE);
 	tbl = hash_search(fc_tables, &key, HASH_FIND, NULL);
-	if (tbl != NULL)
+	if (tbl != NULL && (!check_kind || tbl->is_temp == is_temp))
 	{
 		fc_table_reset(tbl);
 		hash_search(fc_tables, &key, HASH_REMOVE, NULL);
@@ -361,6 +372,17 @@ fc_table_for_rel(Relation rel)
 	tbl = fc_table_lookup(&rel->rd_node);
 	if (tbl == NULL)
 		tbl = fc_storage_adopt(rel);	/* its rows did not survive */
+	if (tbl->is_temp != (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP))
+	{
+		/* see FC_ENTER_REFUSE: the other kind of table has its number */
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("fastckpt table \"%s\" has no storage: relfilenode %u is in use by a %s table",
+						RelationGetRelationName(rel), rel->rd_node.relNode,
+						tbl->is_temp ? "temporary" : "lasting"),
+				 errdetail("Its rows did not come back at startup, and another table was given the same number since."),
+				 errhint("End the session that holds the temporary table, or TRUNCATE this table to give it a new number.")));
+	}
 	if (ref == NULL)
 	{
 		ref = MemoryContextAlloc(CacheMemoryContext, sizeof(FcTableRef));

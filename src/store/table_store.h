@@ -35,6 +35,8 @@ extern FcTable *fc_table_lookup_cached(FcTableCache *cache, Oid dbid, Oid spcid,
 									   Oid relnode);
 extern FcTable *fc_table_find_locked(Oid dbid, Oid spcid, Oid relnode);
 extern void fc_table_drop(const RelFileNode *rnode);
+extern void fc_table_drop_kind(const RelFileNode *rnode, bool check_kind,
+							   bool is_temp);
 extern void fc_table_drop_database(Oid dbid);
 extern void fc_table_drop_all(void);
 extern void fc_table_reset(FcTable *tbl);

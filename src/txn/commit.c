@@ -216,7 +216,7 @@ fc_wait_log_ready(void)
 
 /*
  * This transaction changes what the replay of logged calls depends on
- * (a registered routine, or storages): see fc_checkpoint_for_calls.
+ * (a registered routine, or storages): see fc_commit_checkpoint_for_calls.
  */
 void
 fc_commit_require_checkpoint(void)
@@ -258,12 +258,15 @@ fc_commit_wait_or_void(uint64 lsn)
  * first, and those calls are in it.  Calls that commit meanwhile cannot
  * touch the storages, which this transaction holds locked.
  */
-static void
-fc_checkpoint_for_calls(void)
+void
+fc_commit_checkpoint_for_calls(void)
 {
+	char		closed_reason[1];
+
 	fc_ckpt_first = false;
-	/* closed tables log no calls (and a fix of what replay needs must pass) */
-	if (!fc_gate_is_open() || !fc_ckpt_calls_since_last())
+	/* tables kept closed log no calls, and what replay needs can be fixed */
+	if (fc_gate_failed(closed_reason, sizeof(closed_reason)) ||
+		!fc_ckpt_calls_since_last())
 		return;
 	ereport(DEBUG1,
 			(errmsg("pg_fastckpt: taking a checkpoint before this commit: logged calls of registered routines precede it")));
@@ -291,7 +294,7 @@ fc_commit_pre_commit(void)
 	if (nwrites == 0)
 		fc_commit_wait_reads();
 	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
-		fc_checkpoint_for_calls();
+		fc_commit_checkpoint_for_calls();
 	if (nwrites == 0 && !fc_pending_changes_exist())
 		return;
 	if (fc_in_recovery_worker)

@@ -60,7 +60,7 @@ static void
 fc_do_drop(FcPendingDrop *p)
 {
 	if (OidIsValid(p->rnode.relNode))
-		fc_table_drop(&p->rnode);
+		fc_table_drop_kind(&p->rnode, true, p->is_temp);
 	else
 		fc_table_drop_database(p->rnode.dbNode);
 }

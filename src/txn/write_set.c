@@ -383,7 +383,6 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_commit_pre_commit();
 			break;
 		case XACT_EVENT_COMMIT:
-			fc_catalog_watch_at_xact_end();
 			fc_call_at_xact_end();
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(true);
@@ -391,7 +390,6 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
-			fc_catalog_watch_at_xact_end();
 			fc_call_at_xact_end();
 			fc_commit_at_abort();
 			fc_write_set_rollback(0);
@@ -409,8 +407,8 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_commit_wait_reads();
 			break;
 		case XACT_EVENT_PREPARE:
-			/* its catalog changes show at COMMIT PREPARED, watched there */
-			fc_catalog_watch_at_xact_end();
+			/* nothing of it was logged: only a checkpoint request to forget */
+			fc_commit_at_end();
 			break;
 		default:
 			break;
@@ -447,4 +445,5 @@ fc_register_xact_callbacks(void)
 	RegisterXactCallback(fc_xact_callback, NULL);
 	RegisterSubXactCallback(fc_subxact_callback, NULL);
 	fc_commit_register_callbacks();
+	fc_catalog_watch_register_callbacks();
 }

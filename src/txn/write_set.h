@@ -51,6 +51,7 @@ extern void fc_commit_at_abort(void);
 extern void fc_commit_at_end(void);
 extern void fc_commit_wait_reads(void);
 extern void fc_commit_require_checkpoint(void);
+extern void fc_commit_checkpoint_for_calls(void);
 extern void fc_commit_register_callbacks(void);
 extern void fc_note_read_stamp(uint64 stamp);
 extern void fc_wait_read_durable_slow(void);

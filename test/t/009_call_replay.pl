@@ -27,6 +27,7 @@ use FastckptTest;
 
 my $node = fastckpt_node('calls', q{
 fsync = on
+max_prepared_transactions = 2
 pg_fastckpt.memory_limit = '512MB'
 });
 
@@ -245,6 +246,17 @@ $node->safe_psql('postgres', 'REVOKE clerks FROM teller');
 $ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
 ok($ckpts2 > $ckpts, "REVOKE after logged calls took a checkpoint ($ckpts -> $ckpts2)");
 crash_and_compare('crash after a privilege was revoked');
+$node->safe_psql('postgres', 'GRANT clerks TO teller');
+
+# A prepared REVOKE shows at COMMIT PREPARED: the checkpoint comes before
+# it, and covers the calls made while it was prepared.
+$node->safe_psql('postgres', "BEGIN; REVOKE clerks FROM teller; PREPARE TRANSACTION 'rv'");
+run_workload(1, 'calls while a REVOKE is prepared');
+$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+$node->safe_psql('postgres', "COMMIT PREPARED 'rv'");
+$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+ok($ckpts2 > $ckpts, "COMMIT PREPARED of a REVOKE took a checkpoint first ($ckpts -> $ckpts2)");
+crash_and_compare('crash after a prepared REVOKE was committed');
 $node->safe_psql('postgres', 'GRANT clerks TO teller');
 
 # A call that overlaps a catalog change in progress, or one that ended
