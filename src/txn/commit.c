@@ -268,6 +268,9 @@ fc_commit_checkpoint_for_calls(void)
 	if (fc_gate_failed(closed_reason, sizeof(closed_reason)) ||
 		!fc_ckpt_calls_since_last())
 		return;
+	/* bounded: recovery may need a lock this transaction holds */
+	if (!fc_gate_is_open())
+		fc_gate_wait_for("this change (the calls startup recovery replayed must be checkpointed first)");
 	ereport(DEBUG1,
 			(errmsg("pg_fastckpt: taking a checkpoint before this commit: logged calls of registered routines precede it")));
 	fc_ckpt_request(true);
