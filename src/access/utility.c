@@ -405,11 +405,13 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 			fc_process_utility_watched(pstmt, queryString, readOnlyTree, context,
 									   params, queryEnv, dest, qc);
 		}
-		PG_FINALLY();
+		PG_CATCH();
 		{
-			fc_catalog_watch_statement_end();
+			fc_catalog_watch_statement_end(pstmt->utilityStmt, false);
+			PG_RE_THROW();
 		}
 		PG_END_TRY();
+		fc_catalog_watch_statement_end(pstmt->utilityStmt, true);
 	}
 	else
 		fc_process_utility_watched(pstmt, queryString, readOnlyTree, context,

@@ -18,7 +18,10 @@
  *
  * A statement whose changes commit inside it (COMMIT PREPARED, concurrent
  * index builds and drops, DETACH PARTITION CONCURRENTLY) takes the
- * checkpoint before it runs and is counted until it returns.
+ * checkpoint before it runs and is counted until it returns; the
+ * transaction it leaves open (the last step of a concurrent build) is then
+ * counted as above.  A COMMIT PREPARED of a transaction known to have
+ * changed no catalog (noted when it was prepared) is not counted.
  *
  * A call is logged as CALL only if, at its commit, no such change is in
  * progress and none ended since the call began; otherwise it falls back
@@ -38,11 +41,15 @@
  */
 #include "postgres.h"
 
+#include "access/twophase.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "nodes/parsenodes.h"
 #include "port/atomics.h"
+#include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
@@ -53,19 +60,27 @@
 
 typedef struct FcCatalogWatch
 {
-	pg_atomic_uint32 changers;	/* transactions between steps 1 and 3 */
+	pg_atomic_uint32 changers;	/* changes between steps 1 and 3 */
 	pg_atomic_uint64 epoch;		/* moved on by each step 3 */
+	slock_t		plain_lock;		/* protects plain_gids */
+	/* prepared transactions that changed no catalog ("": a free entry) */
+	char		plain_gids[FLEXIBLE_ARRAY_MEMBER][GIDSIZE];
 } FcCatalogWatch;
 
 static FcCatalogWatch *fc_watch = NULL;
 static bool fc_changing = false;	/* this transaction is counted */
+static int	fc_statements_held = 0; /* statements counted until they return */
+static bool fc_exit_callback_set = false;
+static char fc_preparing_gid[GIDSIZE];	/* PREPARE TRANSACTION of a
+										 * transaction that changed no catalog */
 
 static void fc_catalog_watch_leave(void);
 
 Size
 fc_catalog_watch_shmem_size(void)
 {
-	return MAXALIGN(sizeof(FcCatalogWatch));
+	return add_size(offsetof(FcCatalogWatch, plain_gids),
+					mul_size(max_prepared_xacts, GIDSIZE));
 }
 
 void
@@ -73,12 +88,61 @@ fc_catalog_watch_shmem_init(void)
 {
 	bool		found;
 
-	fc_watch = ShmemInitStruct("pg_fastckpt catalog watch", sizeof(FcCatalogWatch),
-							   &found);
+	fc_watch = ShmemInitStruct("pg_fastckpt catalog watch",
+							   fc_catalog_watch_shmem_size(), &found);
 	if (!found)
 	{
 		pg_atomic_init_u32(&fc_watch->changers, 0);
 		pg_atomic_init_u64(&fc_watch->epoch, 0);
+		SpinLockInit(&fc_watch->plain_lock);
+		for (int i = 0; i < max_prepared_xacts; i++)
+			fc_watch->plain_gids[i][0] = '\0';
+	}
+}
+
+/* Note a prepared transaction that changed no catalog (if there is room). */
+static void
+fc_plain_gid_add(const char *gid)
+{
+	SpinLockAcquire(&fc_watch->plain_lock);
+	for (int i = 0; i < max_prepared_xacts; i++)
+		if (fc_watch->plain_gids[i][0] == '\0')
+		{
+			strlcpy(fc_watch->plain_gids[i], gid, GIDSIZE);
+			break;
+		}
+	SpinLockRelease(&fc_watch->plain_lock);
+}
+
+/*
+ * Forget a prepared transaction about to be finished; was it noted as
+ * changing no catalog?  Unknown ones (prepared before a restart, or with
+ * no room left) count as catalog changes.
+ */
+static bool
+fc_plain_gid_take(const char *gid)
+{
+	bool		found = false;
+
+	SpinLockAcquire(&fc_watch->plain_lock);
+	for (int i = 0; i < max_prepared_xacts && !found; i++)
+		if (strcmp(fc_watch->plain_gids[i], gid) == 0)
+		{
+			fc_watch->plain_gids[i][0] = '\0';
+			found = true;
+		}
+	SpinLockRelease(&fc_watch->plain_lock);
+	return found;
+}
+
+/* A backend exiting (FATAL skips PG_FINALLY) leaves what it holds. */
+static void
+fc_catalog_watch_exit(int code, Datum arg)
+{
+	while (fc_statements_held > 0)
+	{
+		fc_statements_held--;
+		fc_catalog_watch_leave();
 	}
 }
 
@@ -194,39 +258,100 @@ fc_statement_changes_catalogs(Node *stmt)
 	}
 }
 
-/*
- * Step 1, from the utility hook before the statement runs.  Returns true
- * for a statement whose changes commit inside it: the caller runs it and
- * then calls fc_catalog_watch_statement_end, whatever happens.  Not in
- * recovery's processes, which replay what was logged.
- */
-bool
-fc_catalog_watch_statement(Node *stmt)
+/* Step 1 for a transaction; the checkpoint comes at its commit. */
+static void
+fc_catalog_watch_enter_transaction(void)
 {
-	if (fc_in_recovery_worker || !fc_statement_changes_catalogs(stmt))
-		return false;
-	if (fc_statement_commits_inside(stmt))
-	{
-		pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
-		PG_TRY();
-		{
-			fc_commit_checkpoint_for_calls();
-		}
-		PG_CATCH();
-		{
-			fc_catalog_watch_leave();
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		return true;
-	}
 	if (!fc_changing)
 	{
 		pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
 		fc_changing = true;
 	}
 	fc_commit_require_checkpoint();
-	return false;
+}
+
+/*
+ * Step 1, from the utility hook before the statement runs.  Returns true
+ * for a statement whose changes commit inside it: the caller runs it and
+ * then calls fc_catalog_watch_statement_end, whether it returned or
+ * failed.  Not in recovery's processes, which replay what was logged.
+ */
+bool
+fc_catalog_watch_statement(Node *stmt)
+{
+	if (fc_in_recovery_worker)
+		return false;
+	if (IsA(stmt, TransactionStmt))
+	{
+		TransactionStmt *ts = (TransactionStmt *) stmt;
+
+		switch (ts->kind)
+		{
+			case TRANS_STMT_PREPARE:
+				/* noted once prepared (fc_catalog_watch_prepared) */
+				if (!fc_changing)
+					strlcpy(fc_preparing_gid, ts->gid, GIDSIZE);
+				return false;
+			case TRANS_STMT_COMMIT_PREPARED:
+				if (fc_plain_gid_take(ts->gid))
+					return false;
+				break;
+			case TRANS_STMT_ROLLBACK_PREPARED:
+				(void) fc_plain_gid_take(ts->gid);
+				return false;
+			default:
+				return false;
+		}
+	}
+	else if (!fc_statement_changes_catalogs(stmt))
+		return false;
+
+	if (!fc_statement_commits_inside(stmt))
+	{
+		fc_catalog_watch_enter_transaction();
+		return false;
+	}
+	if (!fc_exit_callback_set)
+	{
+		before_shmem_exit(fc_catalog_watch_exit, (Datum) 0);
+		fc_exit_callback_set = true;
+	}
+	pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
+	fc_statements_held++;
+	PG_TRY();
+	{
+		fc_commit_checkpoint_for_calls();
+	}
+	PG_CATCH();
+	{
+		fc_catalog_watch_statement_end(stmt, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return true;
+}
+
+/*
+ * A statement that committed inside has returned (returned: true) or
+ * failed.  A concurrent build or drop returns inside its last transaction,
+ * whose commit changes the catalogs once more: that one is counted as any.
+ */
+void
+fc_catalog_watch_statement_end(Node *stmt, bool returned)
+{
+	if (returned && !IsA(stmt, TransactionStmt))
+		fc_catalog_watch_enter_transaction();
+	fc_statements_held--;
+	fc_catalog_watch_leave();
+}
+
+/* PREPARE TRANSACTION succeeded (XACT_EVENT_PREPARE). */
+void
+fc_catalog_watch_prepared(void)
+{
+	if (fc_preparing_gid[0] != '\0' && !fc_changing)
+		fc_plain_gid_add(fc_preparing_gid);
+	fc_preparing_gid[0] = '\0';
 }
 
 static void
@@ -234,13 +359,6 @@ fc_catalog_watch_leave(void)
 {
 	pg_atomic_fetch_add_u64(&fc_watch->epoch, 1);
 	pg_atomic_fetch_sub_u32(&fc_watch->changers, 1);
-}
-
-/* A statement that committed inside has returned (or failed). */
-void
-fc_catalog_watch_statement_end(void)
-{
-	fc_catalog_watch_leave();
 }
 
 /*
@@ -253,7 +371,10 @@ static void
 fc_catalog_watch_release(ResourceReleasePhase phase, bool isCommit,
 						 bool isTopLevel, void *arg)
 {
-	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isTopLevel || !fc_changing)
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isTopLevel)
+		return;
+	fc_preparing_gid[0] = '\0';	/* a PREPARE that failed */
+	if (!fc_changing)
 		return;
 	fc_changing = false;
 	fc_catalog_watch_leave();

@@ -265,12 +265,17 @@ fc_commit_checkpoint_for_calls(void)
 
 	fc_ckpt_first = false;
 	/* tables kept closed log no calls, and what replay needs can be fixed */
-	if (fc_gate_failed(closed_reason, sizeof(closed_reason)) ||
-		!fc_ckpt_calls_since_last())
+	if (fc_gate_failed(closed_reason, sizeof(closed_reason)))
 		return;
-	/* bounded: recovery may need a lock this transaction holds */
+
+	/*
+	 * Startup recovery may yet replay calls against the catalogs: wait for
+	 * it, bounded, since a recovery worker may need a lock we hold.
+	 */
 	if (!fc_gate_is_open())
-		fc_gate_wait_for("this change (the calls startup recovery replayed must be checkpointed first)");
+		fc_gate_wait_for("this change (startup recovery may replay logged calls against the catalogs)");
+	if (!fc_ckpt_calls_since_last())
+		return;
 	ereport(DEBUG1,
 			(errmsg("pg_fastckpt: taking a checkpoint before this commit: logged calls of registered routines precede it")));
 	fc_ckpt_request(true);

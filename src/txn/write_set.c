@@ -409,6 +409,8 @@ fc_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			/* nothing of it was logged: only a checkpoint request to forget */
 			fc_commit_at_end();
+			fc_call_at_xact_end();
+			fc_catalog_watch_prepared();
 			break;
 		default:
 			break;

@@ -258,6 +258,27 @@ $ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_ch
 ok($ckpts2 > $ckpts, "COMMIT PREPARED of a REVOKE took a checkpoint first ($ckpts -> $ckpts2)");
 crash_and_compare('crash after a prepared REVOKE was committed');
 $node->safe_psql('postgres', 'GRANT clerks TO teller');
+# ... while a prepared transaction that changed no catalog commits without
+$node->safe_psql('postgres',
+	"BEGIN; INSERT INTO app.heap_notes VALUES (900, 'x'); PREPARE TRANSACTION 'plain'");
+$node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
+$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+$node->safe_psql('postgres', "COMMIT PREPARED 'plain'");
+$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+is($ckpts2, $ckpts, 'COMMIT PREPARED of a transaction that changed no catalog took no checkpoint');
+
+# A statement that commits inside itself checkpoints before it runs, and
+# leaves nothing counted behind (the next call is a CALL record again).
+$node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
+$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+$node->safe_psql('postgres', 'CREATE INDEX CONCURRENTLY heap_notes_v ON app.heap_notes (v)');
+$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+ok($ckpts2 > $ckpts, "CREATE INDEX CONCURRENTLY after logged calls took a checkpoint ($ckpts -> $ckpts2)");
+$node->safe_psql('postgres', 'SELECT fastckpt_stat_reset()');
+$node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
+is( $node->safe_psql('postgres', q{
+SELECT call_records FROM fastckpt_procedures WHERE routine = 'app.bump(int,int)'::regprocedure}),
+	'1', 'after it, a call is a CALL record again');
 
 # A call that overlaps a catalog change in progress, or one that ended
 # while the call ran, is logged as row images.
