@@ -160,14 +160,20 @@ LANGUAGE sql AS 'INSERT INTO pr_audited VALUES (p_aid, 0)';
 SELECT fastckpt_register_procedure('pr_insert_audited(int)');
 SELECT pr_insert_audited(1);
 
--- settings that immutable output functions read (float8out, byteaout):
--- replay runs with their defaults, so a call made with others falls back
+-- settings that immutable output functions read (float8out, byteaout), or
+-- that change how a routine's queries parse: replay runs with their
+-- defaults, so a call made with others falls back
+SET extra_float_digits = 3;	-- the same text as the default
+SELECT pr_outer(1);
 SET extra_float_digits = 0;
 SELECT pr_outer(1);
 RESET extra_float_digits;
 SET bytea_output = escape;
 SELECT pr_outer(1);
 RESET bytea_output;
+SET transform_null_equals = on;
+SELECT pr_outer(1);
+RESET transform_null_equals;
 SELECT calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
   FROM fastckpt_procedures WHERE routine = 'pr_outer(int)'::regprocedure;
 

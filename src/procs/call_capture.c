@@ -33,9 +33,13 @@
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "tcop/utility.h"
+#include "parser/parse_expr.h"
+#include "parser/parser.h"
+#include "utils/builtins.h"
 #include "utils/bytea.h"
 #include "utils/datum.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -213,6 +217,44 @@ fc_func_language(Oid funcid)
 	return lang;
 }
 
+/*
+ * Settings replay runs a call with, and why each matters although nothing
+ * it touches is volatile:
+ *	- extra_float_digits, bytea_output: float4out, float8out and byteaout
+ *	  are immutable yet read them (every extra_float_digits above 0 gives
+ *	  the same shortest exact text);
+ *	- standard_conforming_strings, transform_null_equals: a routine's
+ *	  queries are parsed when it runs, with the session's settings;
+ *	- quote_all_identifiers: quote_ident() is immutable yet reads it;
+ *	- session_replication_role: "replica" skips the foreign-key triggers
+ *	  replay would fire.
+ */
+const FcReplaySetting fc_replay_settings[] = {
+	{"extra_float_digits", "1"},
+	{"bytea_output", "hex"},
+	{"standard_conforming_strings", "on"},
+	{"transform_null_equals", "off"},
+	{"quote_all_identifiers", "off"},
+	{"session_replication_role", "origin"},
+};
+const int	fc_replay_nsettings = lengthof(fc_replay_settings);
+
+/*
+ * Does this session run calls as replay would, with the settings above
+ * (and PL/pgSQL's name resolution as its default, error)?
+ */
+static bool
+fc_call_settings_replayable(void)
+{
+	const char *conflict = GetConfigOption("plpgsql.variable_conflict", true, false);
+
+	return extra_float_digits > 0 && bytea_output == BYTEA_OUTPUT_HEX &&
+		standard_conforming_strings && !Transform_null_equals &&
+		!quote_all_identifiers &&
+		SessionReplicationRole == SESSION_REPLICATION_ROLE_ORIGIN &&
+		(conflict == NULL || strcmp(conflict, "error") == 0);
+}
+
 static void
 fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 			  ParamListInfo params)
@@ -241,7 +283,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
 	if (fc_func_language(funcid) != SQLlanguageId && !fc_plpgsql_plugin_installed())
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
-	if (extra_float_digits <= 0 || bytea_output != BYTEA_OUTPUT_HEX)
+	if (!fc_call_settings_replayable())
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (!fc_capture_args(args, params))
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);

@@ -39,13 +39,19 @@ typedef enum FcFallback
 extern const char *const fc_fallback_names[FC_FALLBACK_NREASONS];
 
 /*
- * Immutable output functions whose result depends on a setting: float4out
- * and float8out (extra_float_digits: every value above 0 gives the same
- * shortest exact text), byteaout (bytea_output).  A call is logged as CALL
- * only with output as the defaults give it, and replay sets the defaults.
+ * Session settings that change what a call's queries mean or return
+ * without making them volatile (call_capture.c has the list and why):
+ * a call is logged as CALL only with these as their defaults have them,
+ * and replay sets the defaults, whatever the server's configuration says.
  */
-#define FC_CALL_EXTRA_FLOAT_DIGITS	1
-#define FC_CALL_BYTEA_OUTPUT		"hex"
+typedef struct FcReplaySetting
+{
+	const char *name;
+	const char *value;
+} FcReplaySetting;
+
+extern const FcReplaySetting fc_replay_settings[];
+extern const int fc_replay_nsettings;
 
 /* registry.c */
 extern Size fc_procs_shmem_size(void);

@@ -519,10 +519,10 @@ fc_serial_execute(const fc_log_call_view *view)
 	(void) set_config_option("search_path", search_path, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_LOCAL, true, 0, false);
 	/* whatever the server's configuration says: see procs.h */
-	(void) set_config_option("extra_float_digits", CppAsString2(FC_CALL_EXTRA_FLOAT_DIGITS),
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
-	(void) set_config_option("bytea_output", FC_CALL_BYTEA_OUTPUT, PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	for (int i = 0; i < fc_replay_nsettings; i++)
+		(void) set_config_option(fc_replay_settings[i].name, fc_replay_settings[i].value,
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
+								 false);
 
 	fexpr = makeFuncExpr(call->funcid, get_func_rettype(call->funcid),
 						 fc_serial_call_args(view), InvalidOid, call->inputcollid,
