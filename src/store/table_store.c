@@ -86,7 +86,8 @@ fc_key_from_rnode(FcTableKey *key, const RelFileNode *rnode)
 /* What fc_table_enter does with an existing entry of the relfilenode. */
 typedef enum FcEnterMode
 {
-	FC_ENTER_RESET,				/* reset it: recovery knows it is stale */
+	FC_ENTER_RESET,				/* reset it: it is stale (recovery; CREATE
+								 * DATABASE checked first) */
 	FC_ENTER_KEEP,				/* return it as it is */
 	FC_ENTER_REFUSE				/* raise an error: it belongs to another table */
 } FcEnterMode;

@@ -252,11 +252,12 @@ fc_commit_wait_or_void(uint64 lsn)
 
 /*
  * Replay runs a logged call against the catalogs and storages of the
- * moment it replays, so a transaction that changes a registered routine or
- * drops a storage (DROP, TRUNCATE, table rewrites) must not commit while
- * the log after the last checkpoint still holds calls: take a checkpoint
- * first, and those calls are in it.  Calls that commit meanwhile cannot
- * touch the storages, which this transaction holds locked.
+ * moment it replays, so a transaction that changes the catalogs
+ * (catalog_watch.c) or drops a storage (DROP, TRUNCATE, table rewrites)
+ * must not commit while the log after the last checkpoint still holds
+ * calls: take a checkpoint first, and those calls are in it.  Calls that
+ * commit meanwhile cannot touch the storages, which this transaction holds
+ * locked, and fall back to row images while a catalog change is counted.
  */
 void
 fc_commit_checkpoint_for_calls(void)
