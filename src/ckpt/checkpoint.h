@@ -120,6 +120,7 @@ extern void fc_ckpt_pause_point(FcCkptPausePoint point);
 
 /* ckpt_files.c: paths, control file, manifest, cleanup */
 extern char *fc_ckpt_dir_path(uint64 seq);
+extern bool fc_ckpt_dir_has_entries(void);
 extern char *fc_ckpt_chunk_path(uint64 seq, const fc_ckpt_table *tab,
 								uint32 chunkno, uint32 layer);
 extern char *fc_ckpt_manifest_path(uint64 seq);

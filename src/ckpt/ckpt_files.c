@@ -35,6 +35,20 @@ fc_ckpt_ensure_dirs(void)
 				 errmsg("could not create directory \"%s\": %m", FC_CKPT_DIR)));
 }
 
+/* Has a checkpoint ever been written here (any entry under ckpt/)? */
+bool
+fc_ckpt_dir_has_entries(void)
+{
+	DIR		   *dir = AllocateDir(FC_CKPT_DIR);
+	struct dirent *de;
+	bool		any = false;
+
+	while (!any && (de = ReadDir(dir, FC_CKPT_DIR)) != NULL)
+		any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	FreeDir(dir);
+	return any;
+}
+
 char *
 fc_ckpt_dir_path(uint64 seq)
 {

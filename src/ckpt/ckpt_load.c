@@ -473,6 +473,24 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 }
 
 /*
+ * With no checkpoint control file, a log that does not start at 0: where
+ * it began?  Earlier builds' log writer prepared the second segment before
+ * the first was written, so a server stopped before its first record left
+ * only that one, and the log has begun there since.  Segments go only once
+ * a checkpoint is installed, so with nothing ever written under ckpt/ that
+ * is where the log began; anything else is damage, and stays an error.
+ */
+static bool
+fc_log_began_at_second_segment(uint64 log_first)
+{
+	if (log_first != FC_LOG_SEGMENT_SIZE || fc_ckpt_dir_has_entries())
+		return false;
+	ereport(LOG,
+			(errmsg("pg_fastckpt: the log begins at its second segment, and no checkpoint was ever taken: replaying it from there")));
+	return true;
+}
+
+/*
  * Load the newest usable checkpoint.  True with res->found = false when
  * there is none and the log starts at its very beginning (replay it all);
  * false, with the reason in error, when the data cannot be recovered.
@@ -499,7 +517,7 @@ fc_ckpt_load(FcCkptLoadResult *res, char *error, size_t errlen)
 	}
 	if (found == 0)
 	{
-		if (log_first == 0)
+		if (log_first == 0 || fc_log_began_at_second_segment(log_first))
 			return true;
 		snprintf(error, errlen,
 				 "the log starts at position %llu, but no checkpoint control file exists to hold what came before",

@@ -373,6 +373,15 @@ fc_log_writer_main(Datum arg)
 			(errmsg("pg_fastckpt: log writer started at log position %llu",
 					(unsigned long long) written)));
 
+	/*
+	 * The segment records go to next exists before the one after it is
+	 * prepared: recovery reads a log that does not start at 0 with no
+	 * checkpoint as damage.  On failure, the first flush tries again.
+	 */
+	err[0] = '\0';
+	if (!fc_seg_open(written, err, sizeof(err)))
+		ereport(LOG, (errmsg("pg_fastckpt: %s", err)));
+
 	for (;;)
 	{
 		uint64		upto;

@@ -123,6 +123,7 @@ typedef struct FcRebuildShared
 	pg_atomic_uint32 indexes_built;
 	pg_atomic_uint32 workers_done;	/* workers that ran to the end */
 	int			ntables;		/* the reconciler's count */
+	bool		count_only;		/* only count the fastckpt tables */
 } FcRebuildShared;
 
 static BackgroundWorkerHandle *
@@ -139,21 +140,25 @@ fc_start_db_worker(dsm_segment *seg, int n)
 
 /*
  * Rebuild one database's indexes with pg_fastckpt.recovery_workers
- * workers, fewer if slots are short, and wait for them.  With no slot at
- * all, retry until one frees up.  Returns the workers that ran; complete
- * says whether every one of them ran to the end.
+ * workers, fewer if slots are short, and wait for them; or, with
+ * count_only, have one worker count its fastckpt tables (into *ntables).
+ * With no slot at all, retry until one frees up.  Returns the workers that
+ * ran; complete says whether every one of them ran to the end.
  */
 static int
-fc_rebuild_database(Oid dboid, bool *complete)
+fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 {
 	dsm_segment *seg = dsm_create(sizeof(FcRebuildShared), 0);
 	FcRebuildShared *shared = (FcRebuildShared *) dsm_segment_address(seg);
 	BackgroundWorkerHandle *handles[FC_MAX_REPLAY_PARTS];
-	int			wanted = Min(Max(fc_recovery_workers, 1), FC_MAX_REPLAY_PARTS);
+	int			wanted = count_only ? 1 :
+		Min(Max(fc_recovery_workers, 1), FC_MAX_REPLAY_PARTS);
 	int			started = 0;
 	int			finished;
 
 	shared->dboid = dboid;
+	shared->count_only = count_only;
+	shared->ntables = 0;
 	pg_atomic_init_u32(&shared->next_index, 0);
 	pg_atomic_init_u32(&shared->reconciler, 0);
 	pg_atomic_init_u32(&shared->indexes_built, 0);
@@ -186,10 +191,12 @@ fc_rebuild_database(Oid dboid, bool *complete)
 	fc_recovery_exit_if_shutdown();
 	finished = (int) pg_atomic_read_u32(&shared->workers_done);
 	*complete = (finished == started);
-	if (*complete)
+	if (ntables)
+		*ntables = shared->ntables;
+	if (*complete && !count_only)
 		fc_recovery_stats_add(1, shared->ntables,
 							  (int) pg_atomic_read_u32(&shared->indexes_built), started);
-	else
+	else if (!*complete)
 		ereport(WARNING,
 				(errmsg("pg_fastckpt: %d of %d recovery workers for database %u stopped before they finished",
 						started - finished, started, dboid),
@@ -213,12 +220,12 @@ fc_rebuild_all_indexes(List *dbs, char *error, size_t errlen)
 		Oid			dboid = lfirst_oid(lc);
 		bool		complete;
 
-		(void) fc_rebuild_database(dboid, &complete);
+		(void) fc_rebuild_database(dboid, false, &complete, NULL);
 		if (!complete)
 		{
 			ereport(LOG,
 					(errmsg("pg_fastckpt: rebuilding the indexes of database %u again", dboid)));
-			(void) fc_rebuild_database(dboid, &complete);
+			(void) fc_rebuild_database(dboid, false, &complete, NULL);
 		}
 		if (!complete && !list_member_oid(fc_database_list(), dboid))
 		{
@@ -234,6 +241,27 @@ fc_rebuild_all_indexes(List *dbs, char *error, size_t errlen)
 					 dboid);
 			return false;
 		}
+	}
+	return true;
+}
+
+/*
+ * Does no database have a fastckpt table (temporary ones aside)?  False
+ * also when a database could not be looked at.
+ */
+static bool
+fc_no_fastckpt_tables(List *dbs)
+{
+	ListCell   *lc;
+
+	foreach(lc, dbs)
+	{
+		bool		complete;
+		int			ntables = 0;
+
+		(void) fc_rebuild_database(lfirst_oid(lc), true, &complete, &ntables);
+		if (!complete || ntables > 0)
+			return false;
 	}
 	return true;
 }
@@ -340,16 +368,25 @@ fc_recovery_leader_main(Datum arg)
 
 		if (!fc_timeline_matches(error, sizeof(error)))
 		{
-			/* never open tables older than the rest of the database */
-			ereport(WARNING,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("pg_fastckpt: startup recovery refused; fastckpt tables stay closed"),
-					 errdetail("%s", error),
-					 errhint("To open the tables as pg_fastckpt's files hold them, remove the file \"%s\" and restart; "
-							 "to start them empty (and restore them from a dump), move pg_fastckpt/ aside and restart.",
-							 FC_TIMELINE_PATH)));
-			fc_gate_fail(error);
-			fc_recovery_idle();
+			/*
+			 * Never open tables older than the rest of the database; with no
+			 * fastckpt table in any database, nothing can be older.
+			 */
+			if (!fc_no_fastckpt_tables(fc_database_list()))
+			{
+				ereport(WARNING,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("pg_fastckpt: startup recovery refused; fastckpt tables stay closed"),
+						 errdetail("%s", error),
+						 errhint("To open the tables as pg_fastckpt's files hold them, remove the file \"%s\" and restart; "
+								 "to start them empty (and restore them from a dump), move pg_fastckpt/ aside and restart.",
+								 FC_TIMELINE_PATH)));
+				fc_gate_fail(error);
+				fc_recovery_idle();
+			}
+			ereport(LOG,
+					(errmsg("pg_fastckpt: no database has a fastckpt table: the files under pg_fastckpt/ are taken as they are"),
+					 errdetail("%s", error)));
 		}
 		if (!fc_ckpt_load(&load, error, sizeof(error)))
 		{
@@ -496,6 +533,38 @@ fc_index_job_cmp(const void *a, const void *b)
 }
 
 /*
+ * The fastckpt tables of this database, in a transaction with a snapshot.
+ * Not temporary tables: their sessions are gone and PostgreSQL removed
+ * their files, so their storages go as stale (building their indexes
+ * failed and kept every table closed).
+ */
+static List *
+fc_fastckpt_relids(void)
+{
+	Oid			amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
+	List	   *relids = NIL;
+	Relation	classrel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	if (!OidIsValid(amoid))
+		return NIL;
+	classrel = table_open(RelationRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(classrel, 0, NULL);
+	while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
+	{
+		Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
+
+		if (cls->relam == amoid && cls->relkind == RELKIND_RELATION &&
+			cls->relpersistence != RELPERSISTENCE_TEMP)
+			relids = lappend_oid(relids, cls->oid);
+	}
+	table_endscan(scan);
+	table_close(classrel, AccessShareLock);
+	return relids;
+}
+
+/*
  * The fastckpt tables of this database and their indexes, largest table
  * first (every worker of the database computes the same list).  Each
  * table's storage is looked up, or created empty; with reconcile, a table
@@ -504,8 +573,7 @@ fc_index_job_cmp(const void *a, const void *b)
 static FcIndexJob *
 fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
 {
-	Oid			amoid;
-	List	   *relids = NIL;
+	List	   *relids;
 	ListCell   *lc;
 	FcIndexJob *jobs = NULL;
 	int			n = 0;
@@ -514,30 +582,7 @@ fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
 	*ntables = 0;
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
-	if (OidIsValid(amoid))
-	{
-		Relation	classrel = table_open(RelationRelationId, AccessShareLock);
-		TableScanDesc scan = table_beginscan_catalog(classrel, 0, NULL);
-		HeapTuple	tup;
-
-		while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
-		{
-			Form_pg_class cls = (Form_pg_class) GETSTRUCT(tup);
-
-			/*
-			 * Not temporary tables: their sessions are gone and PostgreSQL
-			 * removed their files, so their storages go as stale (building
-			 * their indexes failed and kept every table closed).
-			 */
-			if (cls->relam == amoid && cls->relkind == RELKIND_RELATION &&
-				cls->relpersistence != RELPERSISTENCE_TEMP)
-				relids = lappend_oid(relids, cls->oid);
-		}
-		table_endscan(scan);
-		table_close(classrel, AccessShareLock);
-	}
-
+	relids = fc_fastckpt_relids();
 	foreach(lc, relids)
 	{
 		Relation	rel = try_table_open(lfirst_oid(lc), AccessShareLock);
@@ -705,6 +750,18 @@ fc_recovery_db_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(shared->dboid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
 	fc_gate_register_recovery_process();
+
+	if (shared->count_only)
+	{
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		shared->ntables = list_length(fc_fastckpt_relids());
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pg_atomic_fetch_add_u32(&shared->workers_done, 1);
+		dsm_detach(seg);
+		proc_exit(0);
+	}
 
 	reconcile = (pg_atomic_fetch_add_u32(&shared->reconciler, 1) == 0);
 	jobs = fc_list_index_jobs(&njobs, &ntables, reconcile, &seen);

@@ -9,6 +9,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(sleep);
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
@@ -165,6 +166,36 @@ ok($node->log_contains('pg_fastckpt: startup recovery finished'),
 	'recovery logged its end');
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
-
 $node->stop;
+
+# A new cluster killed before anything was logged or checkpointed: the log
+# writer has its first segment ready, not only the one after (which read
+# as a log whose beginning was lost, and kept the tables closed).
+my $fresh = PostgreSQL::Test::Cluster->new('fresh');
+$fresh->init;
+$fresh->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_fastckpt'
+pg_fastckpt.memory_limit = '128MB'
+});
+$fresh->start;
+my $first_segment = $fresh->data_dir . '/pg_fastckpt/log/0000000000000000';
+for (my $i = 0; $i < 100 && !-e $first_segment; $i++)
+{
+	sleep(0.1);
+}
+ok(-e $first_segment, 'the log writer made the first segment before anything was logged');
+crash_postmaster($fresh, 1);
+$fresh->start;
+$fresh->safe_psql('postgres', 'CREATE EXTENSION pg_fastckpt');
+wait_for_tables_open($fresh);
+$fresh->safe_psql('postgres', q{
+CREATE TABLE f (id int PRIMARY KEY) USING fastckpt;
+INSERT INTO f SELECT generate_series(1, 5);
+});
+crash_postmaster($fresh, 1);
+$fresh->start;
+wait_for_tables_open($fresh);
+is($fresh->safe_psql('postgres', 'SELECT count(*) FROM f'), '5',
+	'after a kill -9 before anything was logged, the tables open and keep what came after');
+$fresh->stop;
 done_testing();

@@ -115,4 +115,63 @@ is($primary->safe_psql('postgres', 'SELECT count(*) FROM t'), '150',
 
 $standby->stop;
 $primary->stop;
+
+# With no fastckpt table in any database, nothing can be older than the
+# rest: a promoted standby opens by itself.  One whose primary created a
+# fastckpt table after the base backup does not: its files miss the
+# table's rows, which its catalogs list.
+my $p2 = PostgreSQL::Test::Cluster->new('primary2');
+$p2->init(allows_streaming => 1);
+$p2->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_fastckpt'
+pg_fastckpt.memory_limit = '128MB'
+max_worker_processes = 16
+});
+$p2->start;
+$p2->safe_psql('postgres', 'CREATE EXTENSION pg_fastckpt');
+$p2->safe_psql('postgres', 'CREATE DATABASE other');
+$p2->backup('bk2');
+my @standbys;
+for my $name ('quiet', 'late')
+{
+	my $s = PostgreSQL::Test::Cluster->new("standby_$name");
+	$s->init_from_backup($p2, 'bk2', has_streaming => 1);
+	$s->start;
+	push @standbys, $s;
+}
+my ($quiet, $late) = @standbys;
+$quiet->promote;
+wait_for_tables_open($quiet);
+ok($quiet->log_contains('no database has a fastckpt table: the files under pg_fastckpt/ are taken as they are'),
+	'a promoted standby without fastckpt tables opens them, and says why');
+like(slurp_file($quiet->data_dir . "/$tl_file"), qr{^timeline 2
+},
+	'its files belong to the new timeline');
+$quiet->safe_psql('postgres', q{
+CREATE DATABASE made_after;
+CREATE TABLE n (id int PRIMARY KEY) USING fastckpt;
+INSERT INTO n SELECT generate_series(1, 10);
+});
+crash_postmaster($quiet, 1);
+$quiet->start;
+wait_for_tables_open($quiet);
+is($quiet->safe_psql('postgres', 'SELECT count(*) FROM n'), '10',
+	'it takes writes that survive a crash');
+
+$p2->safe_psql('other', q{
+CREATE EXTENSION pg_fastckpt;
+CREATE TABLE late (id int PRIMARY KEY) USING fastckpt;
+INSERT INTO late SELECT generate_series(1, 10);
+});
+$p2->wait_for_catchup($late);
+$late->promote;
+ok($late->poll_query_until('postgres', q{SELECT error <> '' FROM fastckpt_stat_recovery}),
+	'a promoted standby whose primary created a fastckpt table after the backup gives up');
+($rc, $out, $err) = $late->psql('other', 'SELECT count(*) FROM late');
+like($err, qr/files are of PostgreSQL timeline 1, the server runs on timeline 2/,
+	'and keeps that table closed');
+
+$quiet->stop;
+$late->stop;
+$p2->stop;
 done_testing();
