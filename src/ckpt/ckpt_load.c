@@ -473,21 +473,23 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 }
 
 /*
- * With no checkpoint control file, a log that does not start at 0: where
- * it began?  Earlier builds' log writer prepared the second segment before
- * the first was written, so a server stopped before its first record left
- * only that one, and the log has begun there since.  Segments go only once
- * a checkpoint is installed, so with nothing ever written under ckpt/ that
- * is where the log began; anything else is damage, and stays an error.
+ * With no checkpoint control file, a log that does not start at 0: was
+ * nothing ever logged?  Earlier builds' log writer prepared the second
+ * segment before the first was written, so a server stopped before its
+ * first record left only that one, blank.  Only that state, with nothing
+ * ever written under ckpt/, is taken as an empty log, begun anew at 0;
+ * anything else is damage, and stays an error.
  */
 static bool
-fc_log_began_at_second_segment(uint64 log_first)
+fc_log_never_written(uint64 log_first)
 {
-	if (log_first != FC_LOG_SEGMENT_SIZE || fc_ckpt_dir_has_entries())
+	if (log_first != FC_LOG_SEGMENT_SIZE || fc_ckpt_dir_has_entries() ||
+		!fc_log_segment_blank(log_first))
 		return false;
+	(void) fc_log_remove_before(PG_UINT64_MAX);
 	ereport(LOG,
-			(errmsg("pg_fastckpt: the log begins at its second segment, and no checkpoint was ever taken: replaying it from there")));
-	return true;
+			(errmsg("pg_fastckpt: the log holds no record and no checkpoint was ever taken: the log begins anew")));
+	return fc_log_first_lsn() == 0;
 }
 
 /*
@@ -517,7 +519,7 @@ fc_ckpt_load(FcCkptLoadResult *res, char *error, size_t errlen)
 	}
 	if (found == 0)
 	{
-		if (log_first == 0 || fc_log_began_at_second_segment(log_first))
+		if (log_first == 0 || fc_log_never_written(log_first))
 			return true;
 		snprintf(error, errlen,
 				 "the log starts at position %llu, but no checkpoint control file exists to hold what came before",

@@ -81,6 +81,7 @@ extern bool fc_log_writer_idle(void);
 extern void fc_log_dir_ensure(void);
 extern char *fc_log_segment_path(uint64 segstart);
 extern void fc_log_fsync_dir(void);
+extern bool fc_log_segment_blank(uint64 segstart);
 
 typedef struct FcLogReader FcLogReader;
 extern FcLogReader *fc_log_reader_open(uint64 start_lsn);

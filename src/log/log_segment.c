@@ -50,6 +50,33 @@ fc_log_segment_path(uint64 segstart)
 	return psprintf(FC_LOG_DIR "/" FC_HEX_NAME_FMT, (unsigned long long) segstart);
 }
 
+/*
+ * Was nothing ever written to this segment?  The writer fills a segment
+ * from its start, so a zeroed first page says so.  False if it cannot be
+ * read.
+ */
+bool
+fc_log_segment_blank(uint64 segstart)
+{
+	char	   *path = fc_log_segment_path(segstart);
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	char		page[8192];
+	ssize_t		got;
+	bool		blank;
+
+	pfree(path);
+	if (fd < 0)
+		return false;
+	got = read(fd, page, sizeof(page));
+	CloseTransientFile(fd);
+	if (got <= 0)
+		return got == 0;
+	blank = true;
+	for (ssize_t i = 0; i < got && blank; i++)
+		blank = (page[i] == 0);
+	return blank;
+}
+
 void
 fc_log_fsync_dir(void)
 {

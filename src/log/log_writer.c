@@ -264,6 +264,19 @@ fc_prepare_next_segment(void)
 	/* asked every time the writer goes idle: answer without a system call */
 	if (fc_next_ready == next + 1 || GetCurrentTimestamp() < fc_prep_retry_at)
 		return false;
+
+	/*
+	 * The segment the next record goes to first: a log whose first segment
+	 * is missing reads as damage (a new log, or one whose first checkpoint
+	 * starts on a segment boundary with nothing written since).
+	 */
+	err[0] = '\0';
+	if (!fc_seg_open(next - FC_LOG_SEGMENT_SIZE, err, sizeof(err)))
+	{
+		ereport(LOG, (errmsg("pg_fastckpt: %s; retrying in 10 s", err)));
+		fc_prep_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 10000);
+		return false;
+	}
 	if (fc_prep_fd < 0)
 	{
 		char	   *path = fc_log_segment_path(next);
@@ -372,15 +385,6 @@ fc_log_writer_main(Datum arg)
 	ereport(LOG,
 			(errmsg("pg_fastckpt: log writer started at log position %llu",
 					(unsigned long long) written)));
-
-	/*
-	 * The segment records go to next exists before the one after it is
-	 * prepared: recovery reads a log that does not start at 0 with no
-	 * checkpoint as damage.  On failure, the first flush tries again.
-	 */
-	err[0] = '\0';
-	if (!fc_seg_open(written, err, sizeof(err)))
-		ereport(LOG, (errmsg("pg_fastckpt: %s", err)));
 
 	for (;;)
 	{

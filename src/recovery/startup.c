@@ -354,6 +354,7 @@ fc_recovery_leader_main(Datum arg)
 	FcReplayResult res;
 	FcCkptLoadResult load;
 	char		error[512];
+	char		aside[MAXPGPATH];
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -384,9 +385,18 @@ fc_recovery_leader_main(Datum arg)
 				fc_gate_fail(error);
 				fc_recovery_idle();
 			}
+			if (!fc_timeline_set_aside(aside, sizeof(aside), error, sizeof(error)))
+			{
+				ereport(WARNING,
+						(errcode(ERRCODE_IO_ERROR),
+						 errmsg("pg_fastckpt: startup recovery refused; fastckpt tables stay closed"),
+						 errdetail("No database has a fastckpt table, but the stale files could not be moved aside: %s", error)));
+				fc_gate_fail(error);
+				fc_recovery_idle();
+			}
 			ereport(LOG,
-					(errmsg("pg_fastckpt: no database has a fastckpt table: the files under pg_fastckpt/ are taken as they are"),
-					 errdetail("%s", error)));
+					(errmsg("pg_fastckpt: no database has a fastckpt table: the stale files under pg_fastckpt/ were moved to \"%s\", and recovery starts empty",
+							aside)));
 		}
 		if (!fc_ckpt_load(&load, error, sizeof(error)))
 		{

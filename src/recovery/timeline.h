@@ -12,5 +12,7 @@
 
 extern bool fc_timeline_matches(char *error, size_t errlen);
 extern void fc_timeline_remember(void);
+extern bool fc_timeline_set_aside(char *where, size_t wherelen, char *error,
+								  size_t errlen);
 
 #endif							/* FC_TIMELINE_H */

@@ -197,5 +197,39 @@ $fresh->start;
 wait_for_tables_open($fresh);
 is($fresh->safe_psql('postgres', 'SELECT count(*) FROM f'), '5',
 	'after a kill -9 before anything was logged, the tables open and keep what came after');
+
+# What earlier builds left in that case: a blank second segment alone, no
+# checkpoint.  It opens, and the log begins anew at 0, so the next crash
+# before a first checkpoint finds its beginning too.
 $fresh->stop;
+my $legacy = PostgreSQL::Test::Cluster->new('legacy');
+$legacy->init;
+$legacy->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_fastckpt'
+pg_fastckpt.memory_limit = '128MB'
+});
+$legacy->start;
+my $legacy_log = $legacy->data_dir . '/pg_fastckpt/log';
+for (my $i = 0; $i < 100 && !-e "$legacy_log/0000000001000000"; $i++)
+{
+	sleep(0.1);
+}
+crash_postmaster($legacy, 1);
+unlink("$legacy_log/0000000000000000") or die "could not remove the first segment: $!";
+ok(-e "$legacy_log/0000000001000000", 'only the blank second segment is left');
+$legacy->start;
+$legacy->safe_psql('postgres', 'CREATE EXTENSION pg_fastckpt');
+wait_for_tables_open($legacy);
+ok($legacy->log_contains('the log holds no record and no checkpoint was ever taken: the log begins anew'),
+	'such a log is taken as empty, and begun anew');
+$legacy->safe_psql('postgres', q{
+CREATE TABLE g (id int PRIMARY KEY) USING fastckpt;
+INSERT INTO g SELECT generate_series(1, 7);
+});
+crash_postmaster($legacy, 1);
+$legacy->start;
+wait_for_tables_open($legacy);
+is($legacy->safe_psql('postgres', 'SELECT count(*) FROM g'), '7',
+	'and a kill -9 before the first checkpoint keeps what came after');
+$legacy->stop;
 done_testing();

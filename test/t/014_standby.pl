@@ -142,8 +142,10 @@ for my $name ('quiet', 'late')
 my ($quiet, $late) = @standbys;
 $quiet->promote;
 wait_for_tables_open($quiet);
-ok($quiet->log_contains('no database has a fastckpt table: the files under pg_fastckpt/ are taken as they are'),
+ok($quiet->log_contains('no database has a fastckpt table: the stale files under pg_fastckpt/ were moved to'),
 	'a promoted standby without fastckpt tables opens them, and says why');
+my @aside = glob($quiet->data_dir . '/pg_fastckpt/set_aside_*/log');
+is(scalar(@aside), 1, 'its stale files are kept aside, not read');
 like(slurp_file($quiet->data_dir . "/$tl_file"), qr{^timeline 2
 },
 	'its files belong to the new timeline');
