@@ -168,68 +168,66 @@ ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 $node->stop;
 
-# A new cluster killed before anything was logged or checkpointed: the log
-# writer has its first segment ready, not only the one after (which read
-# as a log whose beginning was lost, and kept the tables closed).
-my $fresh = PostgreSQL::Test::Cluster->new('fresh');
-$fresh->init;
-$fresh->append_conf('postgresql.conf', q{
+# A cluster with pg_fastckpt preloaded and nothing else, started, once the
+# log writer has made the given segment.
+sub started_bare_node
+{
+	my ($name, $segment) = @_;
+	my $n = PostgreSQL::Test::Cluster->new($name);
+	$n->init;
+	$n->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'pg_fastckpt'
 pg_fastckpt.memory_limit = '128MB'
 });
-$fresh->start;
-my $first_segment = $fresh->data_dir . '/pg_fastckpt/log/0000000000000000';
-for (my $i = 0; $i < 100 && !-e $first_segment; $i++)
-{
-	sleep(0.1);
+	$n->start;
+	my $path = $n->data_dir . "/pg_fastckpt/log/$segment";
+	for (my $i = 0; $i < 100 && !-e $path; $i++)
+	{
+		sleep(0.1);
+	}
+	return $n;
 }
-ok(-e $first_segment, 'the log writer made the first segment before anything was logged');
-crash_postmaster($fresh, 1);
-$fresh->start;
-$fresh->safe_psql('postgres', 'CREATE EXTENSION pg_fastckpt');
-wait_for_tables_open($fresh);
-$fresh->safe_psql('postgres', q{
-CREATE TABLE f (id int PRIMARY KEY) USING fastckpt;
-INSERT INTO f SELECT generate_series(1, 5);
+
+# Rows committed to a new table, then a kill -9: how many come back?
+sub rows_after_crash
+{
+	my ($n, $table, $rows) = @_;
+	$n->safe_psql('postgres', "CREATE EXTENSION IF NOT EXISTS pg_fastckpt");
+	wait_for_tables_open($n);
+	$n->safe_psql('postgres', qq{
+CREATE TABLE $table (id int PRIMARY KEY) USING fastckpt;
+INSERT INTO $table SELECT generate_series(1, $rows);
 });
+	crash_postmaster($n, 1);
+	$n->start;
+	wait_for_tables_open($n);
+	return $n->safe_psql('postgres', "SELECT count(*) FROM $table");
+}
+
+# A new cluster killed before anything was logged or checkpointed: the log
+# writer has its first segment ready, not only the one after (which read
+# as a log whose beginning was lost, and kept the tables closed).
+my $fresh = started_bare_node('fresh', '0000000000000000');
+ok(-e $fresh->data_dir . '/pg_fastckpt/log/0000000000000000',
+	'the log writer made the first segment before anything was logged');
 crash_postmaster($fresh, 1);
 $fresh->start;
-wait_for_tables_open($fresh);
-is($fresh->safe_psql('postgres', 'SELECT count(*) FROM f'), '5',
+is(rows_after_crash($fresh, 'f', 5), '5',
 	'after a kill -9 before anything was logged, the tables open and keep what came after');
+$fresh->stop;
 
 # What earlier builds left in that case: a blank second segment alone, no
 # checkpoint.  It opens, and the log begins anew at 0, so the next crash
 # before a first checkpoint finds its beginning too.
-$fresh->stop;
-my $legacy = PostgreSQL::Test::Cluster->new('legacy');
-$legacy->init;
-$legacy->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_fastckpt'
-pg_fastckpt.memory_limit = '128MB'
-});
-$legacy->start;
+my $legacy = started_bare_node('legacy', '0000000001000000');
 my $legacy_log = $legacy->data_dir . '/pg_fastckpt/log';
-for (my $i = 0; $i < 100 && !-e "$legacy_log/0000000001000000"; $i++)
-{
-	sleep(0.1);
-}
 crash_postmaster($legacy, 1);
 unlink("$legacy_log/0000000000000000") or die "could not remove the first segment: $!";
 ok(-e "$legacy_log/0000000001000000", 'only the blank second segment is left');
 $legacy->start;
-$legacy->safe_psql('postgres', 'CREATE EXTENSION pg_fastckpt');
-wait_for_tables_open($legacy);
+is(rows_after_crash($legacy, 'g', 7), '7',
+	'such a log opens, and a kill -9 before the first checkpoint keeps what came after');
 ok($legacy->log_contains('the log holds no record and no checkpoint was ever taken: the log begins anew'),
-	'such a log is taken as empty, and begun anew');
-$legacy->safe_psql('postgres', q{
-CREATE TABLE g (id int PRIMARY KEY) USING fastckpt;
-INSERT INTO g SELECT generate_series(1, 7);
-});
-crash_postmaster($legacy, 1);
-$legacy->start;
-wait_for_tables_open($legacy);
-is($legacy->safe_psql('postgres', 'SELECT count(*) FROM g'), '7',
-	'and a kill -9 before the first checkpoint keeps what came after');
+	'the server log says the log began anew');
 $legacy->stop;
 done_testing();

@@ -15,13 +15,14 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
+my $conf = q{
 shared_preload_libraries = 'pg_fastckpt'
 pg_fastckpt.memory_limit = '128MB'
 max_worker_processes = 16
-});
+};
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', $conf);
 $primary->start;
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION pg_fastckpt;
@@ -122,11 +123,7 @@ $primary->stop;
 # table's rows, which its catalogs list.
 my $p2 = PostgreSQL::Test::Cluster->new('primary2');
 $p2->init(allows_streaming => 1);
-$p2->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_fastckpt'
-pg_fastckpt.memory_limit = '128MB'
-max_worker_processes = 16
-});
+$p2->append_conf('postgresql.conf', $conf);
 $p2->start;
 $p2->safe_psql('postgres', 'CREATE EXTENSION pg_fastckpt');
 $p2->safe_psql('postgres', 'CREATE DATABASE other');
