@@ -367,7 +367,7 @@ fc_commit_pre_commit(void)
 	{
 		FcWrite    *w = fc_write_set_get(i);
 
-		if (w->tbl->is_temp)
+		if (!fc_write_is_logged(w))
 			continue;
 		estimate += fc_slot_entry_bound(w->tbl);
 		entries++;
@@ -459,7 +459,7 @@ fc_commit_pre_commit(void)
 		{
 			FcWrite    *w = fc_write_set_get(i);
 
-			if (w->tbl->generation != w->generation || w->tbl->is_temp ||
+			if (!fc_write_is_logged(w) ||
 				(w->tbl == prev_tbl && w->slotno == prev_slot) ||
 				fc_in_new_storage(w->tbl, new_tables))
 				continue;
@@ -497,7 +497,7 @@ fc_commit_pre_commit(void)
 		FcWrite    *w = fc_write_set_get(i);
 		FcSlotHeader *hdr;
 
-		if (w->tbl->generation != w->generation || w->tbl->is_temp)
+		if (!fc_write_is_logged(w))
 			continue;
 		hdr = fc_slot_header(w->tbl, w->slotno);
 		if (hdr->flags & FC_SLOT_USED)

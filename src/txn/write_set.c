@@ -107,8 +107,7 @@ bool
 fc_write_set_has_logged_writes(void)
 {
 	for (int i = 0; i < fc_nwrites; i++)
-		if (!fc_writes[i].tbl->is_temp &&
-			fc_writes[i].tbl->generation == fc_writes[i].generation)
+		if (fc_write_is_logged(&fc_writes[i]))
 			return true;
 	return false;
 }
@@ -209,8 +208,7 @@ fc_write_set_install_digest(uint64 phase, uint32 *nwritten)
 	uint32		distinct = 0;
 
 	for (int i = 0; i < fc_nwrites; i++)
-		if (fc_writes[i].tbl->generation == fc_writes[i].generation &&
-			!fc_writes[i].tbl->is_temp)
+		if (fc_write_is_logged(&fc_writes[i]))
 			sorted[n++] = &fc_writes[i];
 	qsort(sorted, n, sizeof(FcWrite *), fc_write_key_cmp);
 	for (int i = 0; i < n; i++)

@@ -32,6 +32,16 @@ typedef struct FcWrite
 	FcWriteOp	op;
 } FcWrite;
 
+/*
+ * Does this write go to the log?  Not if its storage went away since (a
+ * TRUNCATE or DROP in the same transaction), nor for a temporary table.
+ */
+static inline bool
+fc_write_is_logged(const FcWrite *w)
+{
+	return w->tbl->generation == w->generation && !w->tbl->is_temp;
+}
+
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);

@@ -10,11 +10,11 @@ use IPC::Run;
 use Test::More ();
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(fastckpt_node crash_postmaster wait_for_tables_open
-  simulate_log_power_loss server_child_pid verify_files);
+our @EXPORT = qw(fastckpt_node fastckpt_init_node crash_postmaster
+  wait_for_tables_open simulate_log_power_loss server_child_pid verify_files);
 
-# A cluster with the extension preloaded and created in "postgres".
-sub fastckpt_node
+# A new cluster with the extension preloaded, not started.
+sub fastckpt_init_node
 {
 	my ($name, $extra_conf) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
@@ -25,6 +25,14 @@ pg_fastckpt.memory_limit = '256MB'
 restart_after_crash = on
 max_worker_processes = 16
 } . ($extra_conf // ''));
+	return $node;
+}
+
+# The same, started, with the extension created in "postgres".
+sub fastckpt_node
+{
+	my ($name, $extra_conf) = @_;
+	my $node = fastckpt_init_node($name, $extra_conf);
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION pg_fastckpt');
 	return $node;

@@ -173,12 +173,7 @@ $node->stop;
 sub started_bare_node
 {
 	my ($name, $segment) = @_;
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init;
-	$n->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_fastckpt'
-pg_fastckpt.memory_limit = '128MB'
-});
+	my $n = fastckpt_init_node($name);
 	$n->start;
 	my $path = $n->data_dir . "/pg_fastckpt/log/$segment";
 	for (my $i = 0; $i < 100 && !-e $path; $i++)

@@ -128,6 +128,21 @@ sub run_workload
 	return;
 }
 
+# fastckpt checkpoints taken so far
+sub checkpoints
+{
+	return $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+}
+
+# Checkpoints taken before and after running sql.
+sub checkpoints_across
+{
+	my ($sql) = @_;
+	my $before = checkpoints();
+	$node->safe_psql('postgres', $sql);
+	return ($before, checkpoints());
+}
+
 # kill -9, restart, wait for the tables; the checksum must not move
 sub crash_and_compare
 {
@@ -212,13 +227,13 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM app.notes WHERE id = 2}),
 
 # 3. storages dropped and routines redefined after calls: a checkpoint first
 run_workload(2, 'calls before DDL');
-my $ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+my $ckpts = checkpoints();
 $node->safe_psql('postgres', 'TRUNCATE app.queue');
-my $ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+my $ckpts2 = checkpoints();
 ok($ckpts2 > $ckpts, "TRUNCATE after logged calls took a checkpoint ($ckpts -> $ckpts2)");
 run_workload(2, 'calls after TRUNCATE');
 $node->safe_psql('postgres', 'ALTER TABLE app.notes ALTER COLUMN v TYPE varchar(40)');
-my $ckpts3 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+my $ckpts3 = checkpoints();
 ok($ckpts3 > $ckpts2, "a table rewrite after logged calls took a checkpoint ($ckpts2 -> $ckpts3)");
 run_workload(2, 'calls after the rewrite');
 $node->safe_psql('postgres', q{
@@ -226,7 +241,7 @@ CREATE OR REPLACE FUNCTION app.bump(p_id int, p_by int) RETURNS void
 LANGUAGE sql AS $$ UPDATE app.plain SET v = v + p_by * 2 WHERE id = p_id $$;
 SELECT fastckpt_register_procedure('app.bump(int,int)');
 });
-my $ckpts4 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+my $ckpts4 = checkpoints();
 ok($ckpts4 > $ckpts3, "redefining a registered routine after its calls took a checkpoint ($ckpts3 -> $ckpts4)");
 run_workload(2, 'calls of the new definition');
 crash_and_compare('crash after DDL between calls');
@@ -241,9 +256,7 @@ REVOKE UPDATE ON app.tellers FROM teller;
 GRANT clerks TO teller;
 });
 run_workload(2, 'calls before a privilege is revoked');
-$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
-$node->safe_psql('postgres', 'REVOKE clerks FROM teller');
-$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+($ckpts, $ckpts2) = checkpoints_across('REVOKE clerks FROM teller');
 ok($ckpts2 > $ckpts, "REVOKE after logged calls took a checkpoint ($ckpts -> $ckpts2)");
 crash_and_compare('crash after a privilege was revoked');
 $node->safe_psql('postgres', 'GRANT clerks TO teller');
@@ -252,9 +265,7 @@ $node->safe_psql('postgres', 'GRANT clerks TO teller');
 # it, and covers the calls made while it was prepared.
 $node->safe_psql('postgres', "BEGIN; REVOKE clerks FROM teller; PREPARE TRANSACTION 'rv'");
 run_workload(1, 'calls while a REVOKE is prepared');
-$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
-$node->safe_psql('postgres', "COMMIT PREPARED 'rv'");
-$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+($ckpts, $ckpts2) = checkpoints_across("COMMIT PREPARED 'rv'");
 ok($ckpts2 > $ckpts, "COMMIT PREPARED of a REVOKE took a checkpoint first ($ckpts -> $ckpts2)");
 crash_and_compare('crash after a prepared REVOKE was committed');
 $node->safe_psql('postgres', 'GRANT clerks TO teller');
@@ -262,17 +273,13 @@ $node->safe_psql('postgres', 'GRANT clerks TO teller');
 $node->safe_psql('postgres',
 	"BEGIN; INSERT INTO app.heap_notes VALUES (900, 'x'); PREPARE TRANSACTION 'plain'");
 $node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
-$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
-$node->safe_psql('postgres', "COMMIT PREPARED 'plain'");
-$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+($ckpts, $ckpts2) = checkpoints_across("COMMIT PREPARED 'plain'");
 is($ckpts2, $ckpts, 'COMMIT PREPARED of a transaction that changed no catalog took no checkpoint');
 
 # A statement that commits inside itself checkpoints before it runs, and
 # leaves nothing counted behind (the next call is a CALL record again).
 $node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
-$ckpts = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
-$node->safe_psql('postgres', 'CREATE INDEX CONCURRENTLY heap_notes_v ON app.heap_notes (v)');
-$ckpts2 = $node->safe_psql('postgres', 'SELECT checkpoints FROM fastckpt_stat_checkpointer');
+($ckpts, $ckpts2) = checkpoints_across('CREATE INDEX CONCURRENTLY heap_notes_v ON app.heap_notes (v)');
 ok($ckpts2 > $ckpts, "CREATE INDEX CONCURRENTLY after logged calls took a checkpoint ($ckpts -> $ckpts2)");
 $node->safe_psql('postgres', 'SELECT fastckpt_stat_reset()');
 $node->safe_psql('postgres', 'SELECT bump(1, 1)', extra_params => [ '-U', 'teller' ]);
