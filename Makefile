@@ -51,6 +51,7 @@ OBJS = \
 	src/recovery/startup.o \
 	src/recovery/timeline.o \
 	src/procs/registry.o \
+	src/procs/routine_fingerprint.o \
 	src/procs/catalog_watch.o \
 	src/procs/call_capture.o \
 	src/procs/determinism.o \

@@ -210,6 +210,7 @@ GRANT SELECT ON fastckpt_stat_memory, fastckpt_stat_tables, fastckpt_stat_recove
 CREATE TABLE fastckpt_procedure_registry (
 	routine regprocedure PRIMARY KEY,
 	definition xid NOT NULL,
+	fingerprint text,
 	registered_by regrole NOT NULL,
 	registered_at timestamptz NOT NULL DEFAULT now()
 );
@@ -228,6 +229,13 @@ CREATE FUNCTION fastckpt_unregister_procedure(regprocedure)
 RETURNS boolean
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
+
+-- A digest of the routine's definition: a registration holds while the
+-- routine's CREATE statement is the one registered, across pg_dump too.
+CREATE FUNCTION fastckpt_routine_fingerprint(regprocedure)
+RETURNS text
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE;
 
 -- The transaction's start time and a seeded random number; a CALL record
 -- carries both, so replay sees the same values.
@@ -260,7 +268,10 @@ CREATE VIEW fastckpt_procedures AS
 		   l.lanname AS language,
 		   r.registered_by,
 		   r.registered_at,
-		   (p.oid IS NULL OR p.xmin <> r.definition) AS redefined,
+		   (p.oid IS NULL OR
+			CASE WHEN r.fingerprint IS NULL THEN p.xmin <> r.definition
+				 ELSE r.fingerprint IS DISTINCT FROM fastckpt_routine_fingerprint(p.oid)
+			END) AS redefined,
 		   coalesce(s.calls, 0) AS calls,
 		   coalesce(s.validated_calls, 0) AS validated_calls,
 		   coalesce(s.call_records, 0) AS call_records,

@@ -79,6 +79,35 @@ SELECT redefined FROM fastckpt_procedures;
 SELECT pr_transfer(6, 1);
 SELECT validated_calls FROM fastckpt_procedures;
 
+-- recreated with the same definition (as a restore of pg_dump does): still
+-- registered; the fingerprint does not depend on the caller's search_path
+SELECT fastckpt_routine_fingerprint('pr_transfer(int, int)') AS fp \gset
+SET search_path = pg_catalog;
+SELECT public.fastckpt_routine_fingerprint('public.pr_transfer(int, int)') = :'fp' AS same_fingerprint;
+RESET search_path;
+SELECT xmin AS version FROM pg_proc WHERE oid = 'pr_transfer(int, int)'::regprocedure \gset
+CREATE OR REPLACE FUNCTION pr_transfer(p_aid int, p_delta int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+	bal int;
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance + p_delta WHERE aid = p_aid
+	RETURNING abalance INTO bal;
+	INSERT INTO pr_history VALUES (p_aid, p_delta, fastckpt_txn_time());
+	RETURN bal;
+END $$;
+SELECT xmin <> :'version' AS new_version FROM pg_proc WHERE oid = 'pr_transfer(int, int)'::regprocedure;
+SELECT redefined FROM fastckpt_procedures;
+SELECT pr_transfer(6, 1);
+SELECT validated_calls, fallbacks->'redefined' AS redefined_calls FROM fastckpt_procedures;
+-- a changed setting is a changed definition
+ALTER FUNCTION pr_transfer(int, int) SET work_mem = '8MB';
+SELECT redefined FROM fastckpt_procedures;
+SELECT pr_transfer(6, 1);
+SELECT validated_calls, fallbacks->'redefined' AS redefined_calls FROM fastckpt_procedures;
+ALTER FUNCTION pr_transfer(int, int) RESET work_mem;
+SELECT redefined FROM fastckpt_procedures;
+
 -- non_fastckpt_relation: a heap table inside the call
 CREATE FUNCTION pr_with_heap(p_aid int) RETURNS void
 LANGUAGE plpgsql AS $$

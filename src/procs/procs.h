@@ -53,6 +53,10 @@ typedef struct FcReplaySetting
 extern const FcReplaySetting fc_replay_settings[];
 extern const int fc_replay_nsettings;
 
+/* routine_fingerprint.c: a routine's definition, stable across pg_dump */
+#define FC_FINGERPRINT_LEN	64	/* hex SHA-256 */
+extern bool fc_routine_fingerprint(Oid funcid, char *fingerprint);
+
 /* registry.c */
 extern Size fc_procs_shmem_size(void);
 extern void fc_procs_shmem_init(void);

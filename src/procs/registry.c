@@ -10,9 +10,11 @@
  * Each backend keeps the set of registered OIDs in a hash table that
  * fastckpt_register_procedure / _unregister_procedure invalidate through
  * a relcache invalidation of the registry table.  Alongside each routine
- * the registry keeps the version of its pg_proc row at registration: a
- * routine changed since then (CREATE OR REPLACE, ALTER) is not trusted
- * until registered again.
+ * the registry keeps the version of its pg_proc row at registration and a
+ * fingerprint of its definition (routine_fingerprint.c): a routine whose
+ * definition changed since (CREATE OR REPLACE, ALTER ... SET) is not
+ * trusted until registered again, but one recreated unchanged, as a
+ * restore of a pg_dump does, is.
  *
  * Counters per routine live in a shared hash table keyed by database and
  * routine; they are statistics, lost at restart like pg_stat_statements'.
@@ -109,7 +111,11 @@ typedef enum FcRegistryState
 typedef struct FcRegistered
 {
 	Oid			funcid;
-	TransactionId definition;
+	TransactionId definition;	/* pg_proc row version at registration */
+	bool		has_fingerprint;
+	char		fingerprint[FC_FINGERPRINT_LEN + 1];
+	TransactionId compared;		/* row version last compared with it */
+	bool		same;			/* ... and whether its definition matched */
 } FcRegistered;
 
 static FcRegistryState fc_registry_state = FC_REGISTRY_UNKNOWN;
@@ -231,15 +237,23 @@ fc_registry_load(void)
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		bool		isnull1,
-					isnull2;
+					isnull2,
+					isnull3;
 		Datum		funcid = slot_getattr(slot, 1, &isnull1);
 		Datum		definition = slot_getattr(slot, 2, &isnull2);
+		Datum		fingerprint = slot_getattr(slot, 3, &isnull3);
 		FcRegistered *entry;
 
 		if (isnull1 || isnull2)
 			continue;
 		entry = hash_search(fc_registered, &funcid, HASH_ENTER, NULL);
 		entry->definition = DatumGetTransactionId(definition);
+		entry->has_fingerprint = !isnull3;
+		if (!isnull3)
+			text_to_cstring_buffer(DatumGetTextPP(fingerprint), entry->fingerprint,
+								   sizeof(entry->fingerprint));
+		entry->compared = InvalidTransactionId;
+		entry->same = false;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
@@ -263,8 +277,39 @@ fc_registry_version(void)
 }
 
 /*
+ * The version of the routine's pg_proc row that registration vouches for:
+ * the current one if its definition is the registered one, else
+ * InvalidTransactionId, which no row version equals.  Without a
+ * fingerprint only the version at registration counts.
+ */
+static TransactionId
+fc_registered_version(FcRegistered *entry)
+{
+	HeapTuple	tup;
+	TransactionId current;
+
+	if (!entry->has_fingerprint)
+		return entry->definition;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(entry->funcid));
+	if (!HeapTupleIsValid(tup))
+		return InvalidTransactionId;
+	current = HeapTupleHeaderGetRawXmin(tup->t_data);
+	ReleaseSysCache(tup);
+	if (current != entry->compared)
+	{
+		char		fingerprint[FC_FINGERPRINT_LEN + 1];
+
+		entry->same = fc_routine_fingerprint(entry->funcid, fingerprint) &&
+			strcmp(fingerprint, entry->fingerprint) == 0;
+		entry->compared = current;
+	}
+	return entry->same ? current : InvalidTransactionId;
+}
+
+/*
  * Is this routine registered in the current database?  *definition gets
- * the version of its pg_proc row at registration.
+ * the version of its pg_proc row that registration vouches for (see
+ * fc_registered_version): a call of any other is not logged as CALL.
  */
 bool
 fc_proc_is_registered(Oid funcid, TransactionId *definition)
@@ -281,7 +326,7 @@ fc_proc_is_registered(Oid funcid, TransactionId *definition)
 	if (entry == NULL)
 		return false;
 	if (definition)
-		*definition = entry->definition;
+		*definition = fc_registered_version(entry);
 	return true;
 }
 
@@ -374,9 +419,12 @@ fc_fallbacks_jsonb(const uint64 *counts)
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
 }
 
-/* Check that a routine can be registered, and return its definition. */
+/*
+ * Check that a routine can be registered, and return the version of its
+ * pg_proc row; fingerprint gets the digest of its definition.
+ */
 static TransactionId
-fc_check_registrable(Oid funcid)
+fc_check_registrable(Oid funcid, char *fingerprint)
 {
 	HeapTuple	tup;
 	Form_pg_proc proc;
@@ -413,6 +461,8 @@ fc_check_registrable(Oid funcid)
 				 errhint("Write the routine in SQL or PL/pgSQL, or leave it unregistered: its transactions are then logged as row images.")));
 	definition = HeapTupleHeaderGetRawXmin(tup->t_data);
 	ReleaseSysCache(tup);
+	if (!fc_routine_fingerprint(funcid, fingerprint))
+		elog(ERROR, "cache lookup failed for function %u", funcid);
 	return definition;
 }
 
@@ -462,20 +512,23 @@ Datum
 fastckpt_register_procedure(PG_FUNCTION_ARGS)
 {
 	Oid			funcid = PG_GETARG_OID(0);
-	Oid			types[3] = {REGPROCEDUREOID, XIDOID, OIDOID};
-	Datum		values[3];
+	Oid			types[4] = {REGPROCEDUREOID, XIDOID, TEXTOID, OIDOID};
+	Datum		values[4];
+	char		fingerprint[FC_FINGERPRINT_LEN + 1];
 
 	values[0] = ObjectIdGetDatum(funcid);
-	values[1] = TransactionIdGetDatum(fc_check_registrable(funcid));
-	values[2] = ObjectIdGetDatum(GetUserId());
+	values[1] = TransactionIdGetDatum(fc_check_registrable(funcid, fingerprint));
+	values[2] = CStringGetTextDatum(fingerprint);
+	values[3] = ObjectIdGetDatum(GetUserId());
 	(void) fc_registry_execute("INSERT INTO %s." FC_REGISTRY_TABLE
-							   " AS r (routine, definition, registered_by)"
-							   " VALUES ($1, $2, $3)"
+							   " AS r (routine, definition, fingerprint, registered_by)"
+							   " VALUES ($1, $2, $3, $4)"
 							   " ON CONFLICT (routine) DO UPDATE"
 							   " SET definition = EXCLUDED.definition,"
+							   " fingerprint = EXCLUDED.fingerprint,"
 							   " registered_by = EXCLUDED.registered_by,"
 							   " registered_at = pg_catalog.now()",
-							   3, types, values);
+							   4, types, values);
 	PG_RETURN_VOID();
 }
 

@@ -15,7 +15,9 @@
 #    a call that overlaps a catalog change is logged as row images;
 #  - a call that cannot be repeated at replay (its role lost a privilege
 #    by an edit of the catalog) keeps the tables closed with the reason,
-#    and they open once the privilege is back.
+#    and they open once the privilege is back;
+#  - registrations restored from pg_dump hold for the recreated routines:
+#    their calls are CALL records and replay.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -146,14 +148,15 @@ sub checkpoints_across
 # kill -9, restart, wait for the tables; the checksum must not move
 sub crash_and_compare
 {
-	my ($label) = @_;
-	my $before = $node->safe_psql('postgres', $checksum_sql);
+	my ($label, $db) = @_;
+	$db //= 'postgres';
+	my $before = $node->safe_psql($db, $checksum_sql);
 	ok(crash_postmaster($node, 1), "$label: all server processes gone after kill -9");
 	$node->start;
 	wait_for_tables_open($node);
-	my $after = $node->safe_psql('postgres', $checksum_sql);
+	my $after = $node->safe_psql($db, $checksum_sql);
 	is($after, $before, "$label: every table's content after recovery equals the content before the kill");
-	return $node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery');
+	return $node->safe_psql($db, 'SELECT calls_replayed FROM fastckpt_stat_recovery');
 }
 
 # 1. calls and plain transactions, crash, identical content
@@ -335,6 +338,33 @@ $node->restart;
 wait_for_tables_open($node);
 ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery') > 0,
 	'with the privilege back, the calls replay and the tables open');
+# 6. pg_dump restored into another database: the routines come back
+# unchanged under new pg_proc row versions, and stay registered
+$node->command_ok([ 'pg_dump', '-f', "$dir/calls.sql", '-h', $node->host, '-p', $node->port, 'postgres' ],
+	'pg_dump of the database with registered routines');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok(
+	[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', "$dir/calls.sql", '-h', $node->host,
+	  '-p', $node->port, 'restored' ],
+	'the dump restored into another database');
+my $registrations = q{SELECT string_agg(routine || ':' || redefined, ' ' ORDER BY routine::text)
+	FROM fastckpt_procedures};
+like($node->safe_psql('postgres', $registrations),
+	qr/app\.bump\(integer,integer\):false .*app\.note_redef\(integer\):true/,
+	'before the dump: the routines are registered, one of them since redefined');
+is($node->safe_psql('restored', $registrations), $node->safe_psql('postgres', $registrations),
+	'the restored registrations hold for the recreated routines, and only for them');
+is($node->safe_psql('restored', $checksum_sql), $node->safe_psql('postgres', $checksum_sql),
+	'the restored tables hold the same rows');
+for my $sql ('SELECT transfer(7, 2, 9)', 'CALL churn(3, 2)', 'SELECT bump(8, 4)')
+{
+	$node->safe_psql('restored', $sql, extra_params => [ '-U', 'teller' ]);
+}
+is($node->safe_psql('restored', q{SELECT sum(call_records) || ' ' || sum(value_records) FROM fastckpt_procedures}),
+	'3 0', 'calls of the restored routines are CALL records');
+$replayed = crash_and_compare('crash after calls in the restored database', 'restored');
+ok($replayed >= 3, "recovery replayed the restored database's calls ($replayed)");
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 
