@@ -132,6 +132,13 @@ SELECT pr_with_temp(8);
 SELECT calls, validated_calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine = 'pr_with_temp(int)'::regprocedure;
 SELECT abalance FROM pr_accounts WHERE aid = 8;
+-- a call that writes only a temporary table is counted too
+CREATE FUNCTION pr_temp_only(p_aid int) RETURNS void
+LANGUAGE sql AS $$ UPDATE pr_temp_rates SET rate = rate + 1 WHERE aid = p_aid $$;
+SELECT fastckpt_register_procedure('pr_temp_only(int)');
+SELECT pr_temp_only(8);
+SELECT calls, validated_calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine = 'pr_temp_only(int)'::regprocedure;
 
 -- nondeterministic: the clock in a query, random() in a PL/pgSQL
 -- expression, a sequence, a user trigger, an unregistered routine
@@ -310,7 +317,7 @@ SELECT count(*) AS registered FROM fastckpt_procedures;
 SELECT sum(abalance) AS total FROM pr_accounts;
 
 DROP TABLE pr_accounts, pr_history, pr_heap, pr_audited, pr_temp_rates;
-DROP FUNCTION pr_transfer, pr_with_heap, pr_with_temp, pr_clock, pr_dice, pr_numbered,
+DROP FUNCTION pr_transfer, pr_with_heap, pr_with_temp, pr_temp_only, pr_clock, pr_dice, pr_numbered,
 	pr_helper, pr_outer, pr_audit_trigger, pr_insert_audited, pr_reader,
 	pr_not_mine;
 DROP PROCEDURE pr_batch, pr_deposit, pr_careful;

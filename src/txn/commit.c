@@ -343,6 +343,9 @@ fc_commit_pre_commit(void)
 	if (changes == NIL && !fc_write_set_has_logged_writes())
 	{
 		fc_count_live_rows();
+		/* a call that wrote only temporary rows still counts, as a fallback */
+		if (nwrites > 0 && (verdict = fc_call_verdict_at_commit(false)) >= 0)
+			fc_call_count((FcFallback) verdict);
 		fc_commit_wait_reads();
 		return;
 	}
