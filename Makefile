@@ -80,11 +80,12 @@ PG_CFLAGS = -MMD -MP
 TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 
 REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
-	analyze_vacuum errors stats memory_formula bytes_per_char procedures
+	analyze_vacuum errors stats memory_formula bytes_per_char procedures \
+	row_versions
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
-	unique_insert call_read_conflict call_catalog_change
+	unique_insert call_read_conflict call_catalog_change partition_move
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

@@ -31,9 +31,13 @@ typedef struct FcVisible
 	TransactionId xmin;
 	CommandId	cmin;
 	TransactionId xmax;			/* deleter of this version, if any */
+	TransactionId locker;		/* row lock(s) on the live version, if any */
+	bool		locker_is_multi;	/* ... as a MultiXactId */
 	bool		is_live;		/* the slot's live version (not undo) */
 	uint64		stamp;			/* log position of the slot's last commit */
 } FcVisible;
+
+extern TransactionId fc_row_lockers(FcSlotHeader *hdr, bool *is_multi);
 
 /* Caller holds the slot latch (shared is enough; hints are racy-safe). */
 extern bool fc_visible_version(FcSlotHeader *hdr, const char *live,
@@ -60,6 +64,9 @@ extern void fc_store_version_buffered(TupleTableSlot *slot, Relation rel,
 									  HeapTuple *buffer, uint32 *buffer_capacity,
 									  uint32 capacity);
 extern HeapTuple fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot);
+extern void fc_set_system_columns(HeapTupleHeader td, TransactionId xmin, CommandId cmin,
+								  TransactionId xmax, TransactionId locker,
+								  bool locker_is_multi);
 extern void fc_check_serializable(Relation rel);
 
 /* ---- scan.c ---- */

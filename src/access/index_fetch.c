@@ -143,28 +143,44 @@ fc_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid)
 	return ItemPointerIsValid(tid) && fc_tid_in_range(scan->tbl, tid, &slotno);
 }
 
-/* Follow rows moved by updates that changed an indexed column. */
+/*
+ * Follow a row moved by updates (an indexed column changed, or triggers
+ * needed the old version) to its latest version the scan's snapshot sees,
+ * as heap follows t_ctid: moves by this transaction's earlier commands
+ * included, so that WHERE CURRENT OF finds a row the transaction moved.
+ * *tid is left alone if no version on the way is visible.
+ */
 void
 fc_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 {
 	FcScanDesc *scan = (FcScanDesc *) sscan;
+	ItemPointerData ctid = *tid;
 	uint64		slotno;
 
-	while (fc_tid_in_range(scan->tbl, tid, &slotno))
+	while (fc_tid_in_range(scan->tbl, &ctid, &slotno))
 	{
 		LWLock	   *lock = fc_slot_lock(scan->tbl, slotno);
-		FcSlotHeader *hdr = fc_slot_header(scan->tbl, slotno);
+		char	   *sp = fc_slot_ptr(scan->tbl, slotno);
+		FcSlotHeader *hdr = (FcSlotHeader *) sp;
+		FcVisible	v;
+		bool		visible;
 		bool		moved;
 		ItemPointerData next;
 
 		LWLockAcquire(lock, LW_SHARED);
+		visible = fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout),
+									 sscan->rs_snapshot, &v);
 		moved = (hdr->flags & FC_SLOT_USED) && (hdr->flags & FC_XMAX_UPDATED) &&
-			fc_xmax_committed(hdr) && ItemPointerIsValid(&hdr->next_tid);
+			TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
+			ItemPointerIsValid(&hdr->next_tid) &&
+			!ItemPointerIndicatesMovedPartitions(&hdr->next_tid);
 		next = hdr->next_tid;
 		LWLockRelease(lock);
+		if (visible)
+			*tid = ctid;
 		if (!moved)
 			return;
-		*tid = next;
+		ctid = next;
 	}
 }
 

@@ -42,6 +42,26 @@
 #define FC_RECLAIM_THRESHOLD	64
 #define FC_RECLAIM_BATCH		32
 
+/*
+ * System columns of RETURNING, as heap_insert and heap_update leave them in
+ * the slot's tuple: this transaction made the version, and the row's
+ * lockers (ours too: ON CONFLICT DO UPDATE locks the row first) carry over.
+ */
+static void
+fc_mark_written(TupleTableSlot *slot, CommandId cid, TransactionId lockers,
+				bool lockers_multi)
+{
+	HeapTuple	stored;
+
+	if (!TTS_IS_HEAPTUPLE(slot) || ((HeapTupleTableSlot *) slot)->tuple == NULL)
+		return;
+	stored = ((HeapTupleTableSlot *) slot)->tuple;
+	stored->t_self = slot->tts_tid;
+	fc_set_system_columns(stored->t_data, GetCurrentTransactionId(), cid,
+						  InvalidTransactionId, lockers, lockers_multi);
+	stored->t_data->t_ctid = slot->tts_tid;
+}
+
 uint64
 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
 			  CommandId cid, uint16 extra_flags, uint32 spec_token)
@@ -91,15 +111,7 @@ fc_insert_one(Relation rel, FcTable *tbl, TupleTableSlot *slot, CommandId cid,
 						   extra_flags, spec_token);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	fc_slot_to_tid(slotno, &slot->tts_tid);
-	if (TTS_IS_HEAPTUPLE(slot) && ((HeapTupleTableSlot *) slot)->tuple != NULL)
-	{
-		/* system columns of RETURNING, as heap_insert leaves them */
-		HeapTuple	stored = ((HeapTupleTableSlot *) slot)->tuple;
-
-		stored->t_self = slot->tts_tid;
-		HeapTupleHeaderSetXmin(stored->t_data, GetCurrentTransactionId());
-		HeapTupleHeaderSetCmin(stored->t_data, cid);
-	}
+	fc_mark_written(slot, cid, InvalidTransactionId, false);
 }
 
 static FcTable *
@@ -217,34 +229,63 @@ fc_columns_changed(Relation rel, Bitmapset *attrs, const char *old_image,
 	return false;
 }
 
-/*
- * AFTER ROW UPDATE triggers re-read the old row by its TID at the end of
- * the statement.  An in-place update would give them the new row, so on
- * tables with such triggers every update moves the row (the old slot keeps
- * the old version).  Foreign-key triggers are exempt: they only fire when
- * a key changed, and keys are indexed, so those updates move anyway; so is
- * the deferred unique check, which reads only the new row.
- */
+/* A user's trigger, not PostgreSQL's foreign-key or deferred unique check. */
 static bool
-fc_after_update_triggers_need_old_row(Relation rel)
+fc_is_user_trigger(Trigger *trigger)
 {
-	TriggerDesc *trigdesc = rel->trigdesc;
+	return RI_FKey_trigger_type(trigger->tgfoid) == RI_TRIGGER_NONE &&
+		trigger->tgfoid != F_UNIQUE_KEY_RECHECK;
+}
 
-	if (trigdesc == NULL || !trigdesc->trig_update_after_row)
-		return false;
+static bool
+fc_has_user_after_row_trigger(TriggerDesc *trigdesc, int event)
+{
 	for (int i = 0; i < trigdesc->numtriggers; i++)
 	{
 		Trigger    *trigger = &trigdesc->triggers[i];
 
-		if (!TRIGGER_TYPE_MATCHES(trigger->tgtype, TRIGGER_TYPE_ROW,
-								  TRIGGER_TYPE_AFTER, TRIGGER_TYPE_UPDATE))
-			continue;
-		if (RI_FKey_trigger_type(trigger->tgfoid) != RI_TRIGGER_NONE ||
-			trigger->tgfoid == F_UNIQUE_KEY_RECHECK)
-			continue;
-		return true;
+		if (TRIGGER_TYPE_MATCHES(trigger->tgtype, TRIGGER_TYPE_ROW,
+								 TRIGGER_TYPE_AFTER, event) &&
+			fc_is_user_trigger(trigger))
+			return true;
 	}
 	return false;
+}
+
+/*
+ * Triggers read row versions back by TID after the write that made them:
+ * AFTER ROW UPDATE triggers the old and the new version when they fire (at
+ * the end of the statement, or at commit if deferred), an UPDATE's OLD
+ * TABLE the old version right after the update, AFTER ROW INSERT triggers
+ * the inserted version when they fire.  An in-place update would hand them
+ * a later version, so on such tables an update moves the row and the old
+ * slot keeps the old version: always when UPDATE triggers or an OLD TABLE
+ * read it, and for rows this transaction inserted (whose INSERT triggers
+ * may still be pending) when INSERT triggers do.  Foreign-key triggers are
+ * exempt: they read the current row, and fire on key changes, which move
+ * the row anyway (keys are indexed); so is the deferred unique check, which
+ * reads only the new row.
+ */
+static bool
+fc_update_triggers_need_old_row(Relation rel)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+
+	if (trigdesc == NULL)
+		return false;
+	if (trigdesc->trig_update_old_table)
+		return true;
+	return trigdesc->trig_update_after_row &&
+		fc_has_user_after_row_trigger(trigdesc, TRIGGER_TYPE_UPDATE);
+}
+
+static bool
+fc_insert_triggers_need_new_row(Relation rel)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+
+	return trigdesc != NULL && trigdesc->trig_insert_after_row &&
+		fc_has_user_after_row_trigger(trigdesc, TRIGGER_TYPE_INSERT);
 }
 
 /* Shared by UPDATE and DELETE: wait out conflicts, return the check result. */
@@ -334,7 +375,18 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 	hdr->xmax = xid;
 	hdr->cmax = cid;
 	hdr->flags &= ~FC_XMAX_BITS;
-	ItemPointerSetInvalid(&hdr->next_tid);
+	if (changingPart)
+	{
+		/*
+		 * The row moves to another partition.  Mark it as heap marks t_ctid,
+		 * so that a concurrent writer or locker is told so (an error) instead
+		 * of taking the row for deleted and silently doing nothing.
+		 */
+		hdr->flags |= FC_XMAX_UPDATED | FC_XMAX_KEYS_UPDATED;
+		ItemPointerSetMovedPartitions(&hdr->next_tid);
+	}
+	else
+		ItemPointerSetInvalid(&hdr->next_tid);
 	LWLockRelease(fc_slot_lock(tbl, slotno));
 
 	fc_release_tuple_lock(rel, tid, LockTupleExclusive, &have_tuple_lock);
@@ -354,7 +406,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	HeapTuple	newtup = fc_form_image(rel, tbl, slot);
 	Bitmapset  *index_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
 	Bitmapset  *key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
-	bool		force_move = fc_after_update_triggers_need_old_row(rel);
+	bool		force_move = fc_update_triggers_need_old_row(rel);
+	bool		move_own_inserts = fc_insert_triggers_need_new_row(rel);
 	bool		lock_latest = !IsolationUsesXactSnapshot() &&
 		crosscheck == InvalidSnapshot;
 	bool		have_tuple_lock = false;
@@ -367,6 +420,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	char	   *sp;
 	FcSlotHeader *hdr;
 	FcUndo	   *undo;
+	TransactionId shown_lockers;
+	bool		shown_multi;
 
 	slotno = fc_slot_of_tid(rel, tbl, otid);
 	sp = fc_slot_ptr(tbl, slotno);
@@ -384,6 +439,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	{
 		LWLockAcquire(fc_slot_lock(tbl, slotno), LW_EXCLUSIVE);
 		moved = force_move ||
+			(move_own_inserts && TransactionIdIsCurrentTransactionId(hdr->xmin)) ||
 			(!bms_is_empty(index_attrs) &&
 			 fc_columns_changed(rel, index_attrs, fc_pp_live(sp, &tbl->layout),
 								hdr->live_len, newtup));
@@ -433,6 +489,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		return fc_row_check_to_tm(check, &conflict, tmfd);
 	}
 
+	shown_lockers = fc_row_lockers(hdr, &shown_multi);
 	if (!moved)
 	{
 		/* in place: the old version goes to undo, the TID stays */
@@ -514,8 +571,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	fc_release_tuple_lock(rel, otid, mode, &have_tuple_lock);
 	slot->tts_tableOid = relid;
-	if (TTS_IS_HEAPTUPLE(slot) && ((HeapTupleTableSlot *) slot)->tuple != NULL)
-		((HeapTupleTableSlot *) slot)->tuple->t_self = slot->tts_tid;
+	fc_mark_written(slot, cid, shown_lockers, shown_multi);
 	bms_free(index_attrs);
 	bms_free(key_attrs);
 	return TM_Ok;

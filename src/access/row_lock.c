@@ -579,7 +579,8 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
 				fc_store_version(slot, rel, slotno, &v);
 			moved = mode == LockTupleKeyShare && (hdr->flags & FC_XMAX_UPDATED) &&
-				fc_xmax_live(hdr) && ItemPointerIsValid(&hdr->next_tid);
+				fc_xmax_live(hdr) && ItemPointerIsValid(&hdr->next_tid) &&
+				!ItemPointerIndicatesMovedPartitions(&hdr->next_tid);
 			next = hdr->next_tid;
 			LWLockRelease(lock);
 
@@ -635,6 +636,11 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			}
 			continue;
 		}
+		if (check == FC_ROW_UPDATED && follow &&
+			ItemPointerIndicatesMovedPartitions(&conflict.ctid))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
 		if (check == FC_ROW_UPDATED && follow &&
 			!ItemPointerEquals(&conflict.ctid, &cur))
 		{

@@ -30,6 +30,35 @@ fc_slot_callbacks(Relation rel)
 	return &TTSOpsHeapTuple;
 }
 
+/*
+ * The transaction fields of a row as heap shows them in system columns:
+ * xmax is the deleter or, failing one, the row's locker(s), as heap keeps
+ * lockers in xmax (the "xmax = 0 means inserted" test of ON CONFLICT ...
+ * RETURNING relies on it).
+ */
+void
+fc_set_system_columns(HeapTupleHeader td, TransactionId xmin, CommandId cmin,
+					  TransactionId xmax, TransactionId locker, bool locker_is_multi)
+{
+	td->t_infomask &= ~(HEAP_XACT_MASK);
+	td->t_infomask2 &= ~(HEAP2_XACT_MASK);
+	HeapTupleHeaderSetXmin(td, xmin);
+	HeapTupleHeaderSetCmin(td, cmin);
+	if (TransactionIdIsValid(xmax))
+		HeapTupleHeaderSetXmax(td, xmax);
+	else if (TransactionIdIsValid(locker))
+	{
+		HeapTupleHeaderSetXmax(td, locker);
+		td->t_infomask |= HEAP_XMAX_LOCK_ONLY |
+			(locker_is_multi ? HEAP_XMAX_IS_MULTI : 0);
+	}
+	else
+	{
+		HeapTupleHeaderSetXmax(td, InvalidTransactionId);
+		td->t_infomask |= HEAP_XMAX_INVALID;
+	}
+}
+
 /* Fill a heap tuple (data area right after the header) from a version. */
 static void
 fc_fill_tuple(HeapTuple tuple, Relation rel, uint64 slotno, const FcVisible *v)
@@ -42,18 +71,8 @@ fc_fill_tuple(HeapTuple tuple, Relation rel, uint64 slotno, const FcVisible *v)
 	tuple->t_tableOid = RelationGetRelid(rel);
 	fc_slot_to_tid(slotno, &tuple->t_self);
 
-	td->t_infomask &= ~(HEAP_XACT_MASK);
-	td->t_infomask2 &= ~(HEAP2_XACT_MASK);
-	HeapTupleHeaderSetXmin(td, v->xmin);
-	HeapTupleHeaderSetCmin(td, v->cmin);
+	fc_set_system_columns(td, v->xmin, v->cmin, v->xmax, v->locker, v->locker_is_multi);
 	td->t_infomask |= HEAP_XMIN_COMMITTED;
-	if (TransactionIdIsValid(v->xmax))
-		HeapTupleHeaderSetXmax(td, v->xmax);
-	else
-	{
-		HeapTupleHeaderSetXmax(td, InvalidTransactionId);
-		td->t_infomask |= HEAP_XMAX_INVALID;
-	}
 	td->t_ctid = tuple->t_self;
 	fc_note_read_stamp(v->stamp);
 }

@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "access/multixact.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "storage/procarray.h"
@@ -177,6 +178,30 @@ fc_xmin_settled(TransactionId xmin, uint16 *flags)
 	return fc_xmin_committed(xmin, flags) || TransactionIdIsCurrentTransactionId(xmin);
 }
 
+/*
+ * The row's lockers as heap leaves them in xmax after an update: only while
+ * one may still hold its lock.  A single locker older than this backend's
+ * snapshot horizon has ended, which spares most rows the process-array
+ * lookup.
+ */
+TransactionId
+fc_row_lockers(FcSlotHeader *hdr, bool *is_multi)
+{
+	TransactionId xlock = hdr->xlock;
+
+	*is_multi = (hdr->xlock_info & FC_XLOCK_MULTI) != 0;
+	if (!TransactionIdIsValid(xlock))
+		return InvalidTransactionId;
+	if (*is_multi)
+		return MultiXactIdIsRunning(xlock, true) ? xlock : InvalidTransactionId;
+	if (TransactionIdIsCurrentTransactionId(xlock))
+		return xlock;
+	if (TransactionIdIsNormal(TransactionXmin) &&
+		TransactionIdPrecedes(xlock, TransactionXmin))
+		return InvalidTransactionId;
+	return TransactionIdIsInProgress(xlock) ? xlock : InvalidTransactionId;
+}
+
 static void
 fc_set_live(FcSlotHeader *hdr, const char *live, FcVisible *out)
 {
@@ -186,6 +211,7 @@ fc_set_live(FcSlotHeader *hdr, const char *live, FcVisible *out)
 	out->cmin = hdr->cmin;
 	out->xmax = (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ?
 		hdr->xmax : InvalidTransactionId;
+	out->locker = fc_row_lockers(hdr, &out->locker_is_multi);
 	out->is_live = true;
 	out->stamp = hdr->link;
 }
@@ -199,6 +225,8 @@ fc_set_undo(FcSlotHeader *hdr, FcUndo *undo, TransactionId superseded_by,
 	out->xmin = undo->xmin;
 	out->cmin = undo->cmin;
 	out->xmax = superseded_by;
+	out->locker = InvalidTransactionId;
+	out->locker_is_multi = false;
 	out->is_live = false;
 	out->stamp = hdr->link;		/* no older than the undo version's */
 }

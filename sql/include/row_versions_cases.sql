@@ -1,0 +1,81 @@
+-- Cases run once per access method by row_versions.sql (default_table_access_method).
+SELECT current_setting('default_table_access_method') AS am;
+
+-- an UPDATE's OLD TABLE holds the old rows, also for ON CONFLICT DO UPDATE
+CREATE TABLE rv_tr (id int PRIMARY KEY, x int);
+INSERT INTO rv_tr VALUES (1, 10), (2, 20);
+CREATE FUNCTION rv_show_transition() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO rv_log (msg) VALUES (format('old: %s, new: %s',
+		(SELECT string_agg(o::text, ',' ORDER BY o.id) FROM oldt o),
+		(SELECT string_agg(n::text, ',' ORDER BY n.id) FROM newt n)));
+	RETURN NULL;
+END $$;
+CREATE TRIGGER rv_tr_t AFTER UPDATE ON rv_tr REFERENCING OLD TABLE AS oldt NEW TABLE AS newt
+	FOR EACH STATEMENT EXECUTE FUNCTION rv_show_transition();
+UPDATE rv_tr SET x = x + 1;
+INSERT INTO rv_tr VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET x = rv_tr.x * 100;
+SELECT * FROM rv_tr ORDER BY id;
+SELECT msg FROM rv_log ORDER BY n;
+TRUNCATE rv_log;
+
+-- a deferred AFTER INSERT trigger sees the row as inserted, not as updated later
+CREATE TABLE rv_ins (id int PRIMARY KEY, v int);
+CREATE FUNCTION rv_show_new() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO rv_log (msg) VALUES (format('%s %s: %s', tg_name, tg_op, new));
+	RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER rv_ins_deferred AFTER INSERT ON rv_ins DEFERRABLE INITIALLY DEFERRED
+	FOR EACH ROW EXECUTE FUNCTION rv_show_new();
+BEGIN;
+INSERT INTO rv_ins VALUES (1, 1);
+UPDATE rv_ins SET v = 2 WHERE id = 1;
+UPDATE rv_ins SET v = 3 WHERE id = 1;
+COMMIT;
+-- ... also when a BEFORE trigger updates a row inserted earlier in the statement
+CREATE FUNCTION rv_bump_first() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF new.id = 3 THEN
+		UPDATE rv_ins SET v = 100 WHERE id = 2;
+	END IF;
+	RETURN new;
+END $$;
+CREATE TRIGGER rv_ins_before BEFORE INSERT ON rv_ins FOR EACH ROW EXECUTE FUNCTION rv_bump_first();
+CREATE TRIGGER rv_ins_after AFTER INSERT ON rv_ins FOR EACH ROW EXECUTE FUNCTION rv_show_new();
+INSERT INTO rv_ins VALUES (2, 2), (3, 3);
+SELECT * FROM rv_ins ORDER BY id;
+SELECT msg FROM rv_log ORDER BY n;
+TRUNCATE rv_log;
+
+-- WHERE CURRENT OF finds a row this transaction moved (its key changed)
+CREATE TABLE rv_cur (id int PRIMARY KEY, v int);
+INSERT INTO rv_cur VALUES (1, 1);
+BEGIN;
+DECLARE c CURSOR FOR SELECT * FROM rv_cur FOR UPDATE;
+FETCH c;
+UPDATE rv_cur SET id = 10 WHERE CURRENT OF c;
+UPDATE rv_cur SET v = 100 WHERE CURRENT OF c;
+COMMIT;
+BEGIN;
+DECLARE c CURSOR FOR SELECT * FROM rv_cur;
+FETCH c;
+UPDATE rv_cur SET id = 20 WHERE CURRENT OF c;
+UPDATE rv_cur SET v = 200 WHERE CURRENT OF c RETURNING *;
+COMMIT;
+SELECT * FROM rv_cur;
+
+-- system columns as heap shows them: "xmax = 0" tells an upsert's insert
+-- from its update; RETURNING xmin is the writer's
+CREATE TABLE rv_sys (id int PRIMARY KEY, v int);
+INSERT INTO rv_sys VALUES (1, 1) RETURNING xmax = 0 AS inserted, xmin = pg_current_xact_id()::xid AS mine;
+INSERT INTO rv_sys VALUES (1, 2), (2, 2) ON CONFLICT (id) DO UPDATE SET v = excluded.v
+	RETURNING id, xmax = 0 AS inserted, xmin = pg_current_xact_id()::xid AS mine;
+BEGIN;
+UPDATE rv_sys SET v = 5 WHERE id = 1 RETURNING xmin = pg_current_xact_id()::xid AS mine, xmax;
+SELECT id, xmax = 0 AS unlocked FROM rv_sys WHERE id = 1 FOR UPDATE;
+SELECT id, xmax = pg_current_xact_id()::xid AS locked_by_me FROM rv_sys WHERE id = 1;
+COMMIT;
+
+DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys;
+DROP FUNCTION rv_show_transition(), rv_show_new(), rv_bump_first();
