@@ -16,7 +16,9 @@
 
 #include "access/htup_details.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/dependency.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
@@ -25,10 +27,13 @@
 #include "catalog/pg_proc.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "commands/sequence.h"
 #include "commands/tablespace.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "tcop/utility.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -240,6 +245,60 @@ fc_moved_database(AlterDatabaseStmt *stmt, Oid dbid)
 	fc_storage_drop_database_in(dbid, old_spc);
 }
 
+/*
+ * A sequence whose persistence changed keeps its count of values already
+ * logged ahead, although no WAL says so for its new file: nextval would
+ * then hand out values a crash takes back.  Setting it to its own value
+ * resets that count, so the next nextval logs ahead again.
+ */
+static void
+fc_sequence_log_ahead(Oid seqid)
+{
+	char	   *sql;
+
+	sql = psprintf("SELECT pg_catalog.setval(%u, last_value, is_called) FROM %s",
+				   seqid,
+				   quote_qualified_identifier(get_namespace_name(get_rel_namespace(seqid)),
+											  get_rel_name(seqid)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not reset the logged values of sequence %u", seqid);
+	SPI_finish();
+	pfree(sql);
+}
+
+/*
+ * PostgreSQL gives a table's serial and identity sequences the table's
+ * persistence, and fastckpt tables show as unlogged: crash recovery would
+ * reset their sequences, which would then hand out again the values the
+ * recovered rows hold.  Make them logged, as a heap table's are.
+ */
+static void
+fc_keep_owned_sequences_logged(RangeVar *relation)
+{
+	Oid			relid;
+	List	   *sequences;
+	ListCell   *lc;
+
+	CommandCounterIncrement();
+	relid = RangeVarGetRelid(relation, NoLock, true);
+	if (!fc_relid_is_fastckpt(relid))
+		return;
+	sequences = getOwnedSequences(relid);
+	foreach(lc, sequences)
+	{
+		Oid			seqid = lfirst_oid(lc);
+
+		if (get_rel_persistence(seqid) == RELPERSISTENCE_UNLOGGED)
+		{
+			SequenceChangePersistence(seqid, RELPERSISTENCE_PERMANENT);
+			fc_sequence_log_ahead(seqid);
+		}
+	}
+	list_free(sequences);
+}
+
 static void
 fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 			   ProcessUtilityContext context, ParamListInfo params,
@@ -389,6 +448,12 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 	else
 		fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
 					   queryEnv, dest, qc);
+
+	if (IsA(parsetree, CreateStmt))
+		fc_keep_owned_sequences_logged(((CreateStmt *) parsetree)->relation);
+	else if (IsA(parsetree, AlterTableStmt) &&
+			 ((AlterTableStmt *) parsetree)->objtype == OBJECT_TABLE)
+		fc_keep_owned_sequences_logged(((AlterTableStmt *) parsetree)->relation);
 }
 
 static void
