@@ -83,7 +83,9 @@ typedef struct fc_log_ddl
  * fixed part come nentries slot hints (the slots the call's inserts were
  * given, in allocation order, so that replay puts every row where later
  * records expect it), nargs argument descriptors, the serialized argument
- * values and the search_path the call ran with, each padded to 8 bytes.
+ * values and the session the call ran with (its search_path, then
+ * DateStyle, IntervalStyle and TimeZone, each after a NUL; records of
+ * earlier builds hold the search_path alone), each padded to 8 bytes.
  * The digest covers the final image of every slot the call wrote; replay
  * recomputes it and refuses to go on if they differ.
  */
@@ -101,7 +103,7 @@ typedef struct fc_log_call
 	uint8_t		is_procedure;	/* CALL p(...), else SELECT f(...) */
 	uint8_t		variadic;		/* last argument is the variadic array */
 	uint32_t	args_len;
-	uint32_t	search_path_len;
+	uint32_t	search_path_len;	/* of the whole session part */
 } fc_log_call;
 
 typedef struct fc_log_call_slot

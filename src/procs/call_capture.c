@@ -28,7 +28,9 @@
 #include "catalog/pg_proc.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "pgtime.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
@@ -83,7 +85,8 @@ typedef struct FcCall
 	char	   *args;			/* serialized argument values */
 	Size		args_len;
 	Size		args_cap;
-	char	   *search_path;	/* as the call ran with it */
+	char	   *session;		/* search_path and fc_call_session_settings */
+	uint32		session_len;
 	uint64		catalog_epoch;	/* fc_catalog_epoch() when it began */
 	int			statement;		/* queries the call has started */
 	int			nslots;			/* slots its inserts were given */
@@ -240,6 +243,39 @@ const FcReplaySetting fc_replay_settings[] = {
 const int	fc_replay_nsettings = lengthof(fc_replay_settings);
 
 /*
+ * The session's date and time settings (fc_call_session_settings) as its
+ * first call found them.  A CALL record carries them and replay sets them,
+ * but a routine's cached plans keep the literals as read when they were
+ * planned: once they change in a session, its cached plans may hold
+ * literals read with other settings than the record says, so its calls
+ * fall back from then on.
+ */
+static bool fc_datetime_seen = false;
+static bool fc_datetime_changed = false;
+static int	fc_first_datestyle;
+static int	fc_first_dateorder;
+static int	fc_first_intervalstyle;
+static pg_tz *fc_first_timezone;
+
+static bool
+fc_datetime_settings_steady(void)
+{
+	if (!fc_datetime_seen)
+	{
+		fc_first_datestyle = DateStyle;
+		fc_first_dateorder = DateOrder;
+		fc_first_intervalstyle = IntervalStyle;
+		fc_first_timezone = session_timezone;
+		fc_datetime_seen = true;
+	}
+	else if (DateStyle != fc_first_datestyle || DateOrder != fc_first_dateorder ||
+			 IntervalStyle != fc_first_intervalstyle ||
+			 session_timezone != fc_first_timezone)
+		fc_datetime_changed = true;
+	return !fc_datetime_changed;
+}
+
+/*
  * Does this session run calls as replay would, with the settings above
  * (and PL/pgSQL's name resolution as its default, error)?
  */
@@ -252,7 +288,39 @@ fc_call_settings_replayable(void)
 		standard_conforming_strings && !Transform_null_equals &&
 		!quote_all_identifiers &&
 		SessionReplicationRole == SESSION_REPLICATION_ROLE_ORIGIN &&
-		(conflict == NULL || strcmp(conflict, "error") == 0);
+		(conflict == NULL || strcmp(conflict, "error") == 0) &&
+		fc_datetime_settings_steady();
+}
+
+/*
+ * The session state a call's queries are read with that replay restores:
+ * the search_path, then, each after a NUL, the settings that decide how
+ * date and time literals read ('01/02/2024', a timestamp without a zone,
+ * an interval).  Clients set these per session (drivers often set
+ * TimeZone), and replay would otherwise read the literals with the server's.
+ */
+const char *const fc_call_session_settings[FC_CALL_SESSION_NSETTINGS] = {
+	"DateStyle", "IntervalStyle", "TimeZone"
+};
+
+static void
+fc_call_capture_session(void)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, namespace_search_path ? namespace_search_path : "");
+	for (int i = 0; i < FC_CALL_SESSION_NSETTINGS; i++)
+	{
+		appendStringInfoChar(&buf, '\0');
+		appendStringInfoString(&buf, GetConfigOption(fc_call_session_settings[i], false, false));
+	}
+	if (fc_call.session != NULL)
+		pfree(fc_call.session);
+	fc_call.session = MemoryContextAlloc(TopMemoryContext, buf.len);
+	memcpy(fc_call.session, buf.data, buf.len);
+	fc_call.session_len = buf.len;
+	pfree(buf.data);
 }
 
 static void
@@ -268,10 +336,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 	fc_call.is_procedure = is_procedure;
 	fc_call.variadic = fexpr->funcvariadic;
 	fc_call.inputcollid = fexpr->inputcollid;
-	if (fc_call.search_path != NULL)
-		pfree(fc_call.search_path);
-	fc_call.search_path = MemoryContextStrdup(TopMemoryContext,
-											  namespace_search_path ? namespace_search_path : "");
+	fc_call_capture_session();
 	fc_call.definition = definition;
 	fc_call.catalog_epoch = fc_catalog_epoch();
 	fc_call.role = GetUserId();
@@ -581,7 +646,7 @@ uint32
 fc_call_record_size(void)
 {
 	return fc_log_call_size(fc_call.nslots, fc_call.nargs, fc_call.args_len,
-							strlen(fc_call.search_path));
+							fc_call.session_len);
 }
 
 /*
@@ -593,7 +658,7 @@ fc_call_fill_record(fc_log_header *rec, uint64 digest, uint32 nwritten)
 {
 	char	   *pos = (char *) rec + FC_LOG_HEADER_SIZE;
 	fc_log_call *call = (fc_log_call *) pos;
-	Size		sp_len = strlen(fc_call.search_path);
+	Size		sp_len = fc_call.session_len;
 	Size		argdesc_len = fc_call.nargs * sizeof(fc_log_call_arg);
 
 	memset(call, 0, sizeof(fc_log_call));
@@ -624,7 +689,7 @@ fc_call_fill_record(fc_log_header *rec, uint64 digest, uint32 nwritten)
 		memcpy(pos, fc_call.args, fc_call.args_len);
 	pos += FC_LOG_ALIGNED(fc_call.args_len);
 	memset(pos, 0, FC_LOG_ALIGNED(sp_len));
-	memcpy(pos, fc_call.search_path, sp_len);
+	memcpy(pos, fc_call.session, sp_len);
 	rec->nentries = fc_call.nslots;
 	rec->len = fc_call_record_size();
 }

@@ -53,6 +53,10 @@ typedef struct FcReplaySetting
 extern const FcReplaySetting fc_replay_settings[];
 extern const int fc_replay_nsettings;
 
+/* Settings a CALL record carries after its search_path (call_capture.c). */
+#define FC_CALL_SESSION_NSETTINGS	3
+extern const char *const fc_call_session_settings[FC_CALL_SESSION_NSETTINGS];
+
 /* routine_fingerprint.c: a routine's definition, stable across pg_dump */
 #define FC_FINGERPRINT_LEN	64	/* hex SHA-256 */
 extern bool fc_routine_fingerprint(Oid funcid, char *fingerprint);

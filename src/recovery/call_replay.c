@@ -52,6 +52,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/relfilenodemap.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -491,6 +492,51 @@ fc_serial_call_args(const fc_log_call_view *view)
 	return args;
 }
 
+/*
+ * Set the session the call ran with (see fc_call_session_settings): its
+ * search_path, then the date and time settings, NUL-separated; a record of
+ * an earlier build has the search_path alone.
+ */
+static void
+fc_serial_restore_session(const char *session, uint32 len)
+{
+	static char *last_datetime = NULL;
+	static uint32 last_datetime_len = 0;
+	const char *pos = session;
+	const char *end = session + len;
+	const char *datetime = memchr(session, '\0', len);
+	uint32		datetime_len = datetime ? end - datetime : 0;
+
+	/*
+	 * Cached plans keep date and time literals as read when planned: plan
+	 * afresh when this call's settings are not the previous call's.
+	 */
+	if (last_datetime != NULL &&
+		(datetime_len != last_datetime_len ||
+		 memcmp(datetime, last_datetime, datetime_len) != 0))
+		ResetPlanCache();
+	if (last_datetime != NULL)
+		pfree(last_datetime);
+	last_datetime = MemoryContextAlloc(TopMemoryContext, Max(datetime_len, 1));
+	if (datetime_len > 0)
+		memcpy(last_datetime, datetime, datetime_len);
+	last_datetime_len = datetime_len;
+
+	for (int i = -1; i < FC_CALL_SESSION_NSETTINGS && pos <= end; i++)
+	{
+		const char *nul = memchr(pos, '\0', end - pos);
+		char	   *value = pnstrdup(pos, (nul ? nul : end) - pos);
+
+		(void) set_config_option(i < 0 ? "search_path" : fc_call_session_settings[i],
+								 value, PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+		pfree(value);
+		if (nul == NULL)
+			break;
+		pos = nul + 1;
+	}
+}
+
 /* Run the routine as the logged call did; errors propagate. */
 static void
 fc_serial_execute(const fc_log_call_view *view)
@@ -498,7 +544,6 @@ fc_serial_execute(const fc_log_call_view *view)
 	const fc_log_call *call = view->call;
 	HeapTuple	tup;
 	FuncExpr   *fexpr;
-	char	   *search_path;
 
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(call->funcid));
 	if (!HeapTupleIsValid(tup))
@@ -515,9 +560,7 @@ fc_serial_execute(const fc_log_call_view *view)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role with OID %u, which made the call, no longer exists", call->roleid)));
 
-	search_path = pnstrdup(view->search_path, call->search_path_len);
-	(void) set_config_option("search_path", search_path, PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_LOCAL, true, 0, false);
+	fc_serial_restore_session(view->search_path, call->search_path_len);
 	/* whatever the server's configuration says: see procs.h */
 	for (int i = 0; i < fc_replay_nsettings; i++)
 		(void) set_config_option(fc_replay_settings[i].name, fc_replay_settings[i].value,

@@ -17,7 +17,8 @@
 #    by an edit of the catalog) keeps the tables closed with the reason,
 #    and they open once the privilege is back;
 #  - registrations restored from pg_dump hold for the recreated routines:
-#    their calls are CALL records and replay.
+#    their calls are CALL records and replay;
+#  - a call's DateStyle, IntervalStyle and TimeZone come back at replay.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -364,6 +365,43 @@ is($node->safe_psql('restored', q{SELECT sum(call_records) || ' ' || sum(value_r
 	'3 0', 'calls of the restored routines are CALL records');
 $replayed = crash_and_compare('crash after calls in the restored database', 'restored');
 ok($replayed >= 3, "recovery replayed the restored database's calls ($replayed)");
+
+# 7. date and time literals in a routine read with the caller's DateStyle,
+# IntervalStyle and TimeZone (a new session each, so each plans afresh):
+# the CALL record carries them, and replay reads the literals the same way
+$node->safe_psql('postgres', q{
+CREATE TABLE app.events (id int PRIMARY KEY, d date, t timestamptz, i interval) USING fastckpt;
+CREATE FUNCTION app.event(p_id int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO app.events VALUES (p_id, '01/02/2024', '2024-01-01 10:00', '-1 2:00:00');
+END $$;
+SELECT fastckpt_register_procedure('app.event(int)');
+});
+$node->safe_psql('postgres', "SET DateStyle = 'ISO, DMY'; SELECT app.event(1)");
+$node->safe_psql('postgres', "SET TimeZone = 'Asia/Tokyo'; SELECT app.event(2)");
+$node->safe_psql('postgres', "SET IntervalStyle = sql_standard; SELECT app.event(3)");
+$node->safe_psql('postgres', "SELECT app.event(4)");
+# a session that changed them after a call may run plans cached before the
+# change: its later calls fall back to row images
+$node->safe_psql('postgres', "SELECT app.event(5); SET DateStyle = 'ISO, DMY'; SELECT app.event(6);
+	RESET DateStyle; SELECT app.event(7)");
+my $events_sql = q{SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = postgres;
+	SELECT string_agg(id || ' ' || d || ' ' || t || ' ' || i, ', ' ORDER BY id) FROM app.events};
+my $events = $node->safe_psql('postgres', $events_sql);
+is($events, '1 2024-02-01 2024-01-01 10:00:00+00 -1 days +02:00:00, '
+	. '2 2024-01-02 2024-01-01 01:00:00+00 -1 days +02:00:00, '
+	. '3 2024-01-02 2024-01-01 10:00:00+00 -1 days -02:00:00, '
+	. '4 2024-01-02 2024-01-01 10:00:00+00 -1 days +02:00:00, '
+	. '5 2024-01-02 2024-01-01 10:00:00+00 -1 days +02:00:00, '
+	. '6 2024-01-02 2024-01-01 10:00:00+00 -1 days +02:00:00, '
+	. '7 2024-01-02 2024-01-01 10:00:00+00 -1 days +02:00:00',
+	'each call read the literals with its session settings (or its cached plan)');
+is($node->safe_psql('postgres', q{SELECT call_records || ' ' || value_records FROM fastckpt_procedures
+	WHERE routine = 'app.event(int)'::regprocedure}), '5 2',
+	'the calls are CALL records, but for those after a change of settings in their session');
+crash_and_compare('crash after calls under other date and time settings');
+is($node->safe_psql('postgres', $events_sql), $events,
+	'replay read the literals with the settings of each call');
 
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
