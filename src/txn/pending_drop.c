@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "utils/memutils.h"
 
 #include "store/table_store.h"
@@ -152,6 +153,30 @@ bool
 fc_pending_changes_exist(void)
 {
 	return fc_pending != NULL;
+}
+
+/*
+ * The (sub)transaction at nestlevel or deeper aborts: if it created a
+ * lasting storage, make its abort record durable now.  PostgreSQL's crash
+ * recovery recreates the relation's files from their creation record; only
+ * the abort record removes them again.  Without it, the end of recovery
+ * copies the unlogged relation's init fork over the main fork that the
+ * creation left, fails on the existing file, and the server does not start
+ * (a PostgreSQL bug that every unlogged table created and rolled back just
+ * before a crash meets; fastckpt tables are unlogged to PostgreSQL).
+ */
+void
+fc_pending_creates_flush_abort(int nestlevel)
+{
+	for (FcPendingDrop *p = fc_pending; p != NULL; p = p->next)
+	{
+		if (!p->at_commit && !p->is_temp && p->nestlevel >= nestlevel &&
+			OidIsValid(p->rnode.relNode))
+		{
+			XLogFlush(GetXLogInsertRecPtr());
+			return;
+		}
+	}
 }
 
 /* Does this transaction drop a logged storage (or a database) at commit? */

@@ -265,4 +265,27 @@ is(rows_after_crash($legacy, 'g', 7), '7',
 ok($legacy->log_contains('the log holds no record and no checkpoint was ever taken: the log begins anew'),
 	'the server log says the log began anew');
 $legacy->stop;
+
+# A fastckpt table created, its creation on disk in the WAL, then rolled
+# back just before a kill -9.  Crash recovery recreates the files; only the
+# abort record removes them again, and without it the end of recovery
+# failed copying the init fork ("File exists"): the server did not start.
+# The abort is made durable at once (the WAL writer here waits 10 s).
+my $rb = fastckpt_node('rollback', "wal_writer_delay = '10s'\n");
+$rb->safe_psql('postgres', q{
+CREATE TABLE src (id int, v text) USING fastckpt;
+INSERT INTO src SELECT g, md5(g::text) FROM generate_series(1, 100) g;
+});
+my $creator = $rb->background_psql('postgres');
+$creator->query_safe('BEGIN');
+$creator->query_safe('CREATE TABLE rolled USING fastckpt AS SELECT * FROM src');
+$rb->safe_psql('postgres', 'CREATE TABLE flushed_wal (a int) USING heap');	# flushes the creation
+$creator->query_safe('ROLLBACK');
+crash_postmaster($rb, 1);
+$creator->quit;
+ok($rb->start(fail_ok => 1), 'the server starts after a kill -9 right after a rolled-back CREATE TABLE');
+wait_for_tables_open($rb);
+is($rb->safe_psql('postgres', q{SELECT count(*) || ' ' || (to_regclass('rolled') IS NULL) FROM src}),
+	'100 true', 'the table that was there is, the rolled-back one is not');
+$rb->stop;
 done_testing();
