@@ -432,6 +432,18 @@ static void
 fc_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count,
 				bool execute_once)
 {
+	/*
+	 * A query inside the call that is run for its first rows only (SELECT
+	 * ... INTO without STRICT, FETCH, a FOR loop's batches) gets them in
+	 * the plan's order, which replay may not repeat.  Two rows is how
+	 * PL/pgSQL runs STRICT and INSERT/UPDATE/DELETE ... RETURNING INTO:
+	 * a second row is an error there, so the one row is the only one.
+	 */
+	if (count > 0 && count != 2 && qd->operation == CMD_SELECT && fc_call_active &&
+		qd != fc_call.query && !fc_in_recovery_worker && !fc_call_tainted() &&
+		!fc_plan_single_row(qd->plannedstmt))
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+
 	fc_nesting++;
 	PG_TRY();
 	{

@@ -32,6 +32,7 @@
 #include "catalog/pg_proc.h"
 #include "fmgr.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "plpgsql.h"
 #include "utils/hsearch.h"
@@ -299,10 +300,8 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 				return true;
 			break;
 		case T_Limit:
-			if (fc_exprs_bad(check, (List *) ((Limit *) plan)->limitOffset) ||
-				fc_exprs_bad(check, (List *) ((Limit *) plan)->limitCount))
-				return true;
-			break;
+			/* which rows it keeps depends on the plan's order (ties) */
+			goto unsupported;
 		case T_WindowAgg:
 			if (fc_exprs_bad(check, (List *) ((WindowAgg *) plan)->startOffset) ||
 				fc_exprs_bad(check, (List *) ((WindowAgg *) plan)->endOffset))
@@ -328,6 +327,98 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 unsupported:
 	check->reason = FC_FALLBACK_NONDETERMINISTIC;
 	return true;
+}
+
+/*
+ * Does a scan's filter pin every key column of one of its table's unique
+ * B-tree indexes to a value (column = constant or parameter)?  A small
+ * table is looked up by key with a sequential scan too.
+ */
+static bool
+fc_filter_pins_unique_key(PlannedStmt *pstmt, Index scanrelid, List *quals)
+{
+	RangeTblEntry *rte = rt_fetch(scanrelid, pstmt->rtable);
+	Relation	rel = relation_open(rte->relid, NoLock);	/* the plan locked it */
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		pinned = false;
+
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+		int			matched = 0;
+
+		if (index->rd_index->indisunique && index->rd_rel->relam == BTREE_AM_OID &&
+			index->rd_indpred == NIL)
+		{
+			for (int k = 0; k < nkeys; k++)
+			{
+				AttrNumber	attnum = index->rd_index->indkey.values[k];
+				ListCell   *qc;
+
+				foreach(qc, quals)
+				{
+					OpExpr	   *op = (OpExpr *) lfirst(qc);
+					Var		   *var;
+
+					if (attnum == 0 || !IsA(op, OpExpr) || list_length(op->args) != 2)
+						continue;
+					var = (Var *) linitial(op->args);
+					if (IsA(var, RelabelType))
+						var = (Var *) ((RelabelType *) var)->arg;
+					if (IsA(var, Var) && var->varno == scanrelid && var->varattno == attnum &&
+						!contain_var_clause(lsecond(op->args)) &&
+						get_op_opfamily_strategy(op->opno, index->rd_opfamily[k]) ==
+						BTEqualStrategyNumber)
+					{
+						matched++;
+						break;
+					}
+				}
+			}
+			pinned = matched == nkeys;
+		}
+		index_close(index, NoLock);
+		if (pinned)
+			break;
+	}
+	list_free(indexes);
+	relation_close(rel, NoLock);
+	return pinned;
+}
+
+/*
+ * Can the plan return at most one row, whatever plan replay makes?  A
+ * statement whose first row alone is taken (SELECT ... INTO without
+ * STRICT, FETCH) reads a row that depends on the plan's order unless it is
+ * the only one: a computed row, an aggregate without groups, a point
+ * lookup by a whole unique key.
+ */
+bool
+fc_plan_single_row(PlannedStmt *pstmt)
+{
+	Plan	   *plan = pstmt->planTree;
+
+	if (plan == NULL)
+		return false;
+	switch (nodeTag(plan))
+	{
+		case T_Result:
+			return plan->lefttree == NULL;
+		case T_Agg:
+			return ((Agg *) plan)->aggstrategy == AGG_PLAIN;
+		case T_IndexScan:
+			return fc_unique_point_lookup(((IndexScan *) plan)->indexid,
+										  ((IndexScan *) plan)->indexqual);
+		case T_IndexOnlyScan:
+			return fc_unique_point_lookup(((IndexOnlyScan *) plan)->indexid,
+										  ((IndexOnlyScan *) plan)->indexqual);
+		case T_SeqScan:
+			return fc_filter_pins_unique_key(pstmt, ((Scan *) plan)->scanrelid, plan->qual);
+		default:
+			return false;
+	}
 }
 
 /*

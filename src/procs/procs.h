@@ -102,6 +102,7 @@ extern void fc_call_fill_record(fc_log_header *rec, uint64 digest, uint32 nwritt
 extern bool fc_function_replayable(Oid funcid);
 extern bool fc_expr_replayable(Node *node);
 extern FcFallback fc_plan_replayable(PlannedStmt *pstmt);
+extern bool fc_plan_single_row(PlannedStmt *pstmt);
 extern void fc_install_plpgsql_plugin(void);
 extern bool fc_plpgsql_plugin_installed(void);
 
