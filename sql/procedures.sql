@@ -215,8 +215,9 @@ SELECT calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
 
 -- rows taken in the plan's order: which ones depends on the plan, and
 -- replay may plan otherwise (other statistics, other settings), so a LIMIT,
--- or a SELECT ... INTO without STRICT that may find several rows, falls
--- back; an INTO by a whole unique key (index or sequential scan) does not
+-- or a SELECT ... INTO without STRICT (also EXECUTE ... INTO) that may
+-- find several rows, falls back; an INTO by a whole unique key (index or
+-- sequential scan, FOR UPDATE or not) does not
 CREATE FUNCTION pr_pick_limit(p_lo int) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
 	v int;
@@ -237,15 +238,24 @@ CREATE FUNCTION pr_pick_key(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
 	v int;
 BEGIN
-	SELECT abalance INTO v FROM pr_accounts WHERE aid = p_aid;
+	SELECT abalance INTO v FROM pr_accounts WHERE aid = p_aid FOR UPDATE;
 	UPDATE pr_accounts SET abalance = v + 1 WHERE aid = p_aid;
 	RETURN v;
 END $$;
+CREATE FUNCTION pr_pick_dynamic(p_lo int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	v int;
+BEGIN
+	EXECUTE 'SELECT aid FROM pr_accounts WHERE abalance >= $1' INTO v USING p_lo;
+	UPDATE pr_accounts SET abalance = abalance + 1 WHERE aid = v;
+	RETURN v;
+END $$;
 SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['pr_pick_limit(int)', 'pr_pick_first(int)',
-	'pr_pick_key(int)']::regprocedure[]) f;
+	'pr_pick_key(int)', 'pr_pick_dynamic(int)']::regprocedure[]) f;
 SELECT pr_pick_limit(-1000);
 SELECT pr_pick_first(-1000);
 SELECT pr_pick_key(9);
+SELECT pr_pick_dynamic(-1000);
 SELECT routine, calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine::text LIKE 'pr_pick%' ORDER BY routine::text;
 
@@ -353,7 +363,7 @@ SELECT count(*) AS registered FROM fastckpt_procedures;
 SELECT sum(abalance) AS total FROM pr_accounts;
 
 DROP TABLE pr_accounts, pr_history, pr_heap, pr_audited, pr_temp_rates;
-DROP FUNCTION pr_transfer, pr_with_heap, pr_with_temp, pr_temp_only, pr_pick_limit, pr_pick_first, pr_pick_key, pr_clock, pr_dice, pr_numbered,
+DROP FUNCTION pr_transfer, pr_with_heap, pr_with_temp, pr_temp_only, pr_pick_limit, pr_pick_first, pr_pick_key, pr_pick_dynamic, pr_clock, pr_dice, pr_numbered,
 	pr_helper, pr_outer, pr_audit_trigger, pr_insert_audited, pr_reader,
 	pr_not_mine;
 DROP PROCEDURE pr_batch, pr_deposit, pr_careful;

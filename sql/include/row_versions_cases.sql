@@ -19,6 +19,18 @@ SELECT * FROM rv_tr ORDER BY id;
 SELECT msg FROM rv_log ORDER BY n;
 TRUNCATE rv_log;
 
+-- ... also a partitioned table's, filled from its partitions
+CREATE TABLE rv_pt (id int, k int, x int) PARTITION BY RANGE (k);
+CREATE TABLE rv_pt1 PARTITION OF rv_pt FOR VALUES FROM (0) TO (10);
+CREATE TABLE rv_pt2 PARTITION OF rv_pt FOR VALUES FROM (10) TO (20);
+INSERT INTO rv_pt VALUES (1, 1, 10), (2, 12, 20);
+CREATE TRIGGER rv_pt_t AFTER UPDATE ON rv_pt REFERENCING OLD TABLE AS oldt NEW TABLE AS newt
+	FOR EACH STATEMENT EXECUTE FUNCTION rv_show_transition();
+UPDATE rv_pt SET x = x + 1;
+SELECT msg FROM rv_log ORDER BY n;
+TRUNCATE rv_log;
+DROP TABLE rv_pt;
+
 -- a deferred AFTER INSERT trigger sees the row as inserted, not as updated later
 CREATE TABLE rv_ins (id int PRIMARY KEY, v int);
 CREATE FUNCTION rv_show_new() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -16,7 +16,9 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/multixact.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "pgstat.h"
@@ -271,12 +273,32 @@ fc_update_triggers_need_old_row(Relation rel)
 {
 	TriggerDesc *trigdesc = rel->trigdesc;
 
-	if (trigdesc == NULL)
-		return false;
-	if (trigdesc->trig_update_old_table)
+	if (trigdesc != NULL &&
+		(trigdesc->trig_update_old_table ||
+		 (trigdesc->trig_update_after_row &&
+		  fc_has_user_after_row_trigger(trigdesc, TRIGGER_TYPE_UPDATE))))
 		return true;
-	return trigdesc->trig_update_after_row &&
-		fc_has_user_after_row_trigger(trigdesc, TRIGGER_TYPE_UPDATE);
+
+	/* an UPDATE of a partitioned table fills its OLD TABLE from the partitions */
+	if (rel->rd_rel->relispartition)
+	{
+		List	   *ancestors = get_partition_ancestors(RelationGetRelid(rel));
+		ListCell   *lc;
+		bool		needed = false;
+
+		foreach(lc, ancestors)
+		{
+			Relation	ancestor = table_open(lfirst_oid(lc), AccessShareLock);
+
+			needed = ancestor->trigdesc != NULL && ancestor->trigdesc->trig_update_old_table;
+			table_close(ancestor, NoLock);
+			if (needed)
+				break;
+		}
+		list_free(ancestors);
+		return needed;
+	}
+	return false;
 }
 
 static bool

@@ -179,10 +179,10 @@ fc_xmin_settled(TransactionId xmin, uint16 *flags)
 }
 
 /*
- * The row's lockers as heap leaves them in xmax after an update: only while
- * one may still hold its lock.  A single locker older than this backend's
- * snapshot horizon has ended, which spares most rows the process-array
- * lookup.
+ * The row's lockers as heap leaves them in the xmax of the version an update
+ * makes: only while one may still hold its lock.  A single locker older
+ * than this backend's snapshot horizon has ended, which spares most rows
+ * the process-array lookup.
  */
 TransactionId
 fc_row_lockers(FcSlotHeader *hdr, bool *is_multi)
@@ -211,7 +211,16 @@ fc_set_live(FcSlotHeader *hdr, const char *live, FcVisible *out)
 	out->cmin = hdr->cmin;
 	out->xmax = (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED)) ?
 		hdr->xmax : InvalidTransactionId;
-	out->locker = fc_row_lockers(hdr, &out->locker_is_multi);
+	/*
+	 * Reads show only this transaction's own lock: finding out whether
+	 * another locker still runs would cost every read of a once-locked
+	 * row a process-array or multixact lookup under the slot latch.
+	 */
+	out->locker = (TransactionIdIsValid(hdr->xlock) &&
+				   !(hdr->xlock_info & FC_XLOCK_MULTI) &&
+				   TransactionIdIsCurrentTransactionId(hdr->xlock)) ?
+		hdr->xlock : InvalidTransactionId;
+	out->locker_is_multi = false;
 	out->is_live = true;
 	out->stamp = hdr->link;
 }

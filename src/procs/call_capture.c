@@ -44,6 +44,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -243,36 +244,33 @@ const FcReplaySetting fc_replay_settings[] = {
 const int	fc_replay_nsettings = lengthof(fc_replay_settings);
 
 /*
- * The session's date and time settings (fc_call_session_settings) as its
- * first call found them.  A CALL record carries them and replay sets them,
- * but a routine's cached plans keep the literals as read when they were
- * planned: once they change in a session, its cached plans may hold
- * literals read with other settings than the record says, so its calls
- * fall back from then on.
+ * The date and time settings (fc_call_session_settings) this backend's
+ * cached plans were made under.  A CALL record carries the settings of its
+ * call and replay plans with them, but cached plans keep date and time
+ * literals as read when planned: when the settings change, every cached
+ * plan is made again before the next statement or call uses it, as replay
+ * does between calls.
  */
 static bool fc_datetime_seen = false;
-static bool fc_datetime_changed = false;
-static int	fc_first_datestyle;
-static int	fc_first_dateorder;
-static int	fc_first_intervalstyle;
-static pg_tz *fc_first_timezone;
+static int	fc_seen_datestyle;
+static int	fc_seen_dateorder;
+static int	fc_seen_intervalstyle;
+static pg_tz *fc_seen_timezone;
 
-static bool
-fc_datetime_settings_steady(void)
+void
+fc_datetime_settings_check(void)
 {
-	if (!fc_datetime_seen)
-	{
-		fc_first_datestyle = DateStyle;
-		fc_first_dateorder = DateOrder;
-		fc_first_intervalstyle = IntervalStyle;
-		fc_first_timezone = session_timezone;
-		fc_datetime_seen = true;
-	}
-	else if (DateStyle != fc_first_datestyle || DateOrder != fc_first_dateorder ||
-			 IntervalStyle != fc_first_intervalstyle ||
-			 session_timezone != fc_first_timezone)
-		fc_datetime_changed = true;
-	return !fc_datetime_changed;
+	if (fc_datetime_seen && DateStyle == fc_seen_datestyle &&
+		DateOrder == fc_seen_dateorder && IntervalStyle == fc_seen_intervalstyle &&
+		session_timezone == fc_seen_timezone)
+		return;
+	if (fc_datetime_seen)
+		ResetPlanCache();
+	fc_seen_datestyle = DateStyle;
+	fc_seen_dateorder = DateOrder;
+	fc_seen_intervalstyle = IntervalStyle;
+	fc_seen_timezone = session_timezone;
+	fc_datetime_seen = true;
 }
 
 /*
@@ -288,8 +286,7 @@ fc_call_settings_replayable(void)
 		standard_conforming_strings && !Transform_null_equals &&
 		!quote_all_identifiers &&
 		SessionReplicationRole == SESSION_REPLICATION_ROLE_ORIGIN &&
-		(conflict == NULL || strcmp(conflict, "error") == 0) &&
-		fc_datetime_settings_steady();
+		(conflict == NULL || strcmp(conflict, "error") == 0);
 }
 
 /*
@@ -330,6 +327,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 	Oid			funcid = fexpr->funcid;
 	List	   *args = fexpr->args;
 
+	fc_datetime_settings_check();
 	fc_call_reset();
 	fc_call_set_state(FC_CALL_RUNNING);
 	fc_call.funcid = funcid;
@@ -404,6 +402,7 @@ fc_executor_start(QueryDesc *qd, int eflags)
 {
 	bool		nested_check = false;
 
+	fc_datetime_settings_check();
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
 	else if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))

@@ -115,7 +115,8 @@ fc_unique_point_lookup(Oid indexid, List *indexqual)
 	ListCell   *lc;
 	bool		result;
 
-	if (!index->rd_index->indisunique || index->rd_rel->relam != BTREE_AM_OID)
+	if (!index->rd_index->indisunique || !index->rd_index->indimmediate ||
+		!index->rd_index->indisvalid || index->rd_rel->relam != BTREE_AM_OID)
 	{
 		index_close(index, NoLock);
 		return false;
@@ -349,7 +350,8 @@ fc_filter_pins_unique_key(PlannedStmt *pstmt, Index scanrelid, List *quals)
 		int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 		int			matched = 0;
 
-		if (index->rd_index->indisunique && index->rd_rel->relam == BTREE_AM_OID &&
+		if (index->rd_index->indisunique && index->rd_index->indimmediate &&
+			index->rd_index->indisvalid && index->rd_rel->relam == BTREE_AM_OID &&
 			index->rd_indpred == NIL)
 		{
 			for (int k = 0; k < nkeys; k++)
@@ -369,6 +371,8 @@ fc_filter_pins_unique_key(PlannedStmt *pstmt, Index scanrelid, List *quals)
 						var = (Var *) ((RelabelType *) var)->arg;
 					if (IsA(var, Var) && var->varno == scanrelid && var->varattno == attnum &&
 						!contain_var_clause(lsecond(op->args)) &&
+						(!OidIsValid(op->inputcollid) ||
+						 op->inputcollid == index->rd_indcollation[k]) &&
 						get_op_opfamily_strategy(op->opno, index->rd_opfamily[k]) ==
 						BTEqualStrategyNumber)
 					{
@@ -400,6 +404,9 @@ fc_plan_single_row(PlannedStmt *pstmt)
 {
 	Plan	   *plan = pstmt->planTree;
 
+	/* FOR UPDATE locks the rows the plan below it returns */
+	if (plan != NULL && IsA(plan, LockRows))
+		plan = plan->lefttree;
 	if (plan == NULL)
 		return false;
 	switch (nodeTag(plan))
@@ -670,9 +677,16 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 			fc_check_plexpr(((PLpgSQL_stmt_assert *) stmt)->message);
 			break;
 		case PLPGSQL_STMT_DYNEXECUTE:
-			fc_check_plexpr(((PLpgSQL_stmt_dynexecute *) stmt)->query);
-			fc_check_plexpr_list(((PLpgSQL_stmt_dynexecute *) stmt)->params);
-			break;
+			{
+				PLpgSQL_stmt_dynexecute *dyn = (PLpgSQL_stmt_dynexecute *) stmt;
+
+				/* INTO without STRICT keeps the first row of however many */
+				if (dyn->into && !dyn->strict)
+					fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+				fc_check_plexpr(dyn->query);
+				fc_check_plexpr_list(dyn->params);
+				break;
+			}
 		case PLPGSQL_STMT_DYNFORS:
 			fc_check_plexpr(((PLpgSQL_stmt_dynfors *) stmt)->query);
 			fc_check_plexpr_list(((PLpgSQL_stmt_dynfors *) stmt)->params);

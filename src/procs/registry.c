@@ -40,6 +40,7 @@
 #include "miscadmin.h"
 #include "nodes/value.h"
 #include "parser/parse_func.h"
+#include "parser/parse_relation.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -114,7 +115,9 @@ typedef struct FcRegistered
 	TransactionId definition;	/* pg_proc row version at registration */
 	bool		has_fingerprint;
 	char		fingerprint[FC_FINGERPRINT_LEN + 1];
-	TransactionId compared;		/* row version last compared with it */
+	TransactionId compared;		/* row version last compared with it (xmin */
+	ItemPointerData compared_tid;	/* and place: one transaction may change
+									 * it twice) */
 	bool		same;			/* ... and whether its definition matched */
 } FcRegistered;
 
@@ -208,6 +211,7 @@ fc_registry_load(void)
 	TableScanDesc scan;
 	TupleTableSlot *slot;
 	Snapshot	snapshot;
+	AttrNumber	fingerprint_attnum;
 
 	if (fc_registered != NULL)
 		hash_destroy(fc_registered);
@@ -231,6 +235,12 @@ fc_registry_load(void)
 								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	rel = table_open(fc_registry_relid, AccessShareLock);
+	/* by name and type: a registry made by an earlier 1.0 script has none */
+	fingerprint_attnum = attnameAttNum(rel, "fingerprint", false);
+	if (fingerprint_attnum != InvalidAttrNumber &&
+		(fingerprint_attnum <= 0 ||
+		 TupleDescAttr(RelationGetDescr(rel), fingerprint_attnum - 1)->atttypid != TEXTOID))
+		fingerprint_attnum = InvalidAttrNumber;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	scan = table_beginscan(rel, snapshot, 0, NULL);
 	slot = table_slot_create(rel, NULL);
@@ -241,11 +251,14 @@ fc_registry_load(void)
 					isnull3;
 		Datum		funcid = slot_getattr(slot, 1, &isnull1);
 		Datum		definition = slot_getattr(slot, 2, &isnull2);
-		Datum		fingerprint = slot_getattr(slot, 3, &isnull3);
+		Datum		fingerprint = (Datum) 0;
 		FcRegistered *entry;
 
 		if (isnull1 || isnull2)
 			continue;
+		isnull3 = true;
+		if (fingerprint_attnum != InvalidAttrNumber)
+			fingerprint = slot_getattr(slot, fingerprint_attnum, &isnull3);
 		entry = hash_search(fc_registered, &funcid, HASH_ENTER, NULL);
 		entry->definition = DatumGetTransactionId(definition);
 		entry->has_fingerprint = !isnull3;
@@ -253,6 +266,7 @@ fc_registry_load(void)
 			text_to_cstring_buffer(DatumGetTextPP(fingerprint), entry->fingerprint,
 								   sizeof(entry->fingerprint));
 		entry->compared = InvalidTransactionId;
+		ItemPointerSetInvalid(&entry->compared_tid);
 		entry->same = false;
 	}
 	ExecDropSingleTupleTableSlot(slot);
@@ -287,6 +301,7 @@ fc_registered_version(FcRegistered *entry)
 {
 	HeapTuple	tup;
 	TransactionId current;
+	ItemPointerData current_tid;
 
 	if (!entry->has_fingerprint)
 		return entry->definition;
@@ -294,14 +309,16 @@ fc_registered_version(FcRegistered *entry)
 	if (!HeapTupleIsValid(tup))
 		return InvalidTransactionId;
 	current = HeapTupleHeaderGetRawXmin(tup->t_data);
+	current_tid = tup->t_self;
 	ReleaseSysCache(tup);
-	if (current != entry->compared)
+	if (current != entry->compared || !ItemPointerEquals(&current_tid, &entry->compared_tid))
 	{
 		char		fingerprint[FC_FINGERPRINT_LEN + 1];
 
 		entry->same = fc_routine_fingerprint(entry->funcid, fingerprint) &&
 			strcmp(fingerprint, entry->fingerprint) == 0;
 		entry->compared = current;
+		entry->compared_tid = current_tid;
 	}
 	return entry->same ? current : InvalidTransactionId;
 }

@@ -46,9 +46,11 @@ fc_routine_fingerprint(Oid funcid, char *fingerprint)
 	if (!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(funcid)))
 		return false;
 
-	/* names outside pg_catalog print qualified whatever the session's path */
+	/* names print the same whatever the session's path and quoting */
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("quote_all_identifiers", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	definition = DatumGetTextPP(OidFunctionCall1(F_PG_GET_FUNCTIONDEF,
 												 ObjectIdGetDatum(funcid)));

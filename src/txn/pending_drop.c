@@ -11,6 +11,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/storage.h"
 #include "utils/memutils.h"
 
 #include "store/table_store.h"
@@ -156,26 +157,24 @@ fc_pending_changes_exist(void)
 }
 
 /*
- * The (sub)transaction at nestlevel or deeper aborts: if it created a
- * lasting storage, make its abort record durable now.  PostgreSQL's crash
- * recovery recreates the relation's files from their creation record; only
- * the abort record removes them again.  Without it, the end of recovery
- * copies the unlogged relation's init fork over the main fork that the
- * creation left, fails on the existing file, and the server does not start
- * (a PostgreSQL bug that every unlogged table created and rolled back just
- * before a crash meets; fastckpt tables are unlogged to PostgreSQL).
+ * The (sub)transaction aborts: if it created relation files, make its abort
+ * record durable now.  PostgreSQL's crash recovery recreates the files from
+ * their creation record; only the abort record removes them again.
+ * Without it, the end of recovery copies an unlogged relation's init fork
+ * over the main fork the creation left, fails on the existing file, and the
+ * server does not start (a PostgreSQL bug that every unlogged table or
+ * index created and rolled back just before a crash meets; fastckpt tables
+ * and their indexes are unlogged to PostgreSQL).
  */
 void
-fc_pending_creates_flush_abort(int nestlevel)
+fc_abort_flush_created_files(void)
 {
-	for (FcPendingDrop *p = fc_pending; p != NULL; p = p->next)
+	RelFileNode *rels;
+
+	if (smgrGetPendingDeletes(false, &rels) > 0)
 	{
-		if (!p->at_commit && !p->is_temp && p->nestlevel >= nestlevel &&
-			OidIsValid(p->rnode.relNode))
-		{
-			XLogFlush(GetXLogInsertRecPtr());
-			return;
-		}
+		pfree(rels);
+		XLogFlush(GetXLogInsertRecPtr());
 	}
 }
 

@@ -392,7 +392,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_commit_at_abort();
 			fc_write_set_rollback(0);
 			fc_write_set_reset();
-			fc_pending_creates_flush_abort(0);
+			fc_abort_flush_created_files();
 			fc_pending_drops_at_xact_end(false);
 			fc_ckpt_clear_csn();
 			break;
@@ -433,7 +433,7 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		case SUBXACT_EVENT_ABORT_SUB:
 			fc_call_at_subxact_abort();
 			fc_write_set_rollback(level);
-			fc_pending_creates_flush_abort(level);
+			fc_abort_flush_created_files();
 			fc_pending_drops_at_subxact_end(false, level);
 			break;
 		default:

@@ -92,7 +92,7 @@ extern void fc_pending_drops_at_subxact_end(bool commit, int nestlevel);
 extern List *fc_pending_storage_changes(void);
 extern const RelFileNode *fc_pending_change_rnode(void *change, bool *is_drop);
 extern bool fc_pending_changes_exist(void);
-extern void fc_pending_creates_flush_abort(int nestlevel);
+extern void fc_abort_flush_created_files(void);
 extern bool fc_pending_drops_exist(void);
 
 #endif							/* FC_WRITE_SET_H */

@@ -287,5 +287,18 @@ ok($rb->start(fail_ok => 1), 'the server starts after a kill -9 right after a ro
 wait_for_tables_open($rb);
 is($rb->safe_psql('postgres', q{SELECT count(*) || ' ' || (to_regclass('rolled') IS NULL) FROM src}),
 	'100 true', 'the table that was there is, the rolled-back one is not');
+# the same for an index (unlogged too), in a subtransaction
+$creator = $rb->background_psql('postgres');
+$creator->query_safe('BEGIN');
+$creator->query_safe('SAVEPOINT s');
+$creator->query_safe('CREATE INDEX src_id ON src (id)');
+$rb->safe_psql('postgres', 'CREATE TABLE flushed_wal_2 (a int) USING heap');
+$creator->query_safe('ROLLBACK TO s');
+crash_postmaster($rb, 1);
+$creator->quit;
+ok($rb->start(fail_ok => 1), 'the server starts after a kill -9 right after a rolled-back CREATE INDEX');
+wait_for_tables_open($rb);
+is($rb->safe_psql('postgres', q{SELECT count(*) || ' ' || (to_regclass('src_id') IS NULL) FROM src}),
+	'100 true', 'the rows are there, the rolled-back index is not');
 $rb->stop;
 done_testing();
