@@ -276,29 +276,28 @@ $rb->safe_psql('postgres', q{
 CREATE TABLE src (id int, v text) USING fastckpt;
 INSERT INTO src SELECT g, md5(g::text) FROM generate_series(1, 100) g;
 });
-my $creator = $rb->background_psql('postgres');
-$creator->query_safe('BEGIN');
-$creator->query_safe('CREATE TABLE rolled USING fastckpt AS SELECT * FROM src');
-$rb->safe_psql('postgres', 'CREATE TABLE flushed_wal (a int) USING heap');	# flushes the creation
-$creator->query_safe('ROLLBACK');
-crash_postmaster($rb, 1);
-$creator->quit;
-ok($rb->start(fail_ok => 1), 'the server starts after a kill -9 right after a rolled-back CREATE TABLE');
-wait_for_tables_open($rb);
-is($rb->safe_psql('postgres', q{SELECT count(*) || ' ' || (to_regclass('rolled') IS NULL) FROM src}),
-	'100 true', 'the table that was there is, the rolled-back one is not');
-# the same for an index (unlogged too), in a subtransaction
-$creator = $rb->background_psql('postgres');
-$creator->query_safe('BEGIN');
-$creator->query_safe('SAVEPOINT s');
-$creator->query_safe('CREATE INDEX src_id ON src (id)');
-$rb->safe_psql('postgres', 'CREATE TABLE flushed_wal_2 (a int) USING heap');
-$creator->query_safe('ROLLBACK TO s');
-crash_postmaster($rb, 1);
-$creator->quit;
-ok($rb->start(fail_ok => 1), 'the server starts after a kill -9 right after a rolled-back CREATE INDEX');
-wait_for_tables_open($rb);
-is($rb->safe_psql('postgres', q{SELECT count(*) || ' ' || (to_regclass('src_id') IS NULL) FROM src}),
-	'100 true', 'the rows are there, the rolled-back index is not');
+# Run the statements in a session, make their WAL durable from another
+# (a commit flushes it all), roll back, kill -9 at once; then the server
+# must start, with the rows of src and without the object named.
+sub crash_after_rollback
+{
+	my ($what, $object, @statements) = @_;
+	my $session = $rb->background_psql('postgres');
+	$session->query_safe($_) for (@statements[0 .. $#statements - 1]);
+	$rb->safe_psql('postgres', "CREATE TABLE flushed_before_$object (a int) USING heap");
+	$session->query_safe($statements[-1]);
+	crash_postmaster($rb, 1);
+	$session->quit;
+	ok($rb->start(fail_ok => 1), "the server starts after a kill -9 right after a rolled-back $what");
+	wait_for_tables_open($rb);
+	is($rb->safe_psql('postgres', "SELECT count(*) || ' ' || (to_regclass('$object') IS NULL) FROM src"),
+		'100 true', "$what: the rows are there, the rolled-back $object is not");
+	return;
+}
+crash_after_rollback('CREATE TABLE', 'rolled', 'BEGIN',
+	'CREATE TABLE rolled USING fastckpt AS SELECT * FROM src', 'ROLLBACK');
+# an index is unlogged too; here in a subtransaction
+crash_after_rollback('CREATE INDEX', 'src_id', 'BEGIN', 'SAVEPOINT s',
+	'CREATE INDEX src_id ON src (id)', 'ROLLBACK TO s');
 $rb->stop;
 done_testing();
