@@ -244,33 +244,45 @@ const FcReplaySetting fc_replay_settings[] = {
 const int	fc_replay_nsettings = lengthof(fc_replay_settings);
 
 /*
- * The date and time settings (fc_call_session_settings) this backend's
- * cached plans were made under.  A CALL record carries the settings of its
- * call and replay plans with them, but cached plans keep date and time
- * literals as read when planned: when the settings change, every cached
- * plan is made again before the next statement or call uses it, as replay
- * does between calls.
+ * The date and time settings (fc_call_session_settings) this backend last
+ * ran a statement with.  A CALL record carries the settings of its call and
+ * replay plans with them, but cached plans keep date and time literals as
+ * read when planned: when the settings changed since the last call, every
+ * cached plan is made again before the next call uses it, as replay does
+ * between calls.  Only calls pay for that; other statements just note the
+ * change.
  */
 static bool fc_datetime_seen = false;
+static bool fc_datetime_changed = false;
 static int	fc_seen_datestyle;
 static int	fc_seen_dateorder;
 static int	fc_seen_intervalstyle;
 static pg_tz *fc_seen_timezone;
 
-void
-fc_datetime_settings_check(void)
+static void
+fc_datetime_settings_note(void)
 {
 	if (fc_datetime_seen && DateStyle == fc_seen_datestyle &&
 		DateOrder == fc_seen_dateorder && IntervalStyle == fc_seen_intervalstyle &&
 		session_timezone == fc_seen_timezone)
 		return;
-	if (fc_datetime_seen)
-		ResetPlanCache();
+	fc_datetime_changed = fc_datetime_seen;
 	fc_seen_datestyle = DateStyle;
 	fc_seen_dateorder = DateOrder;
 	fc_seen_intervalstyle = IntervalStyle;
 	fc_seen_timezone = session_timezone;
 	fc_datetime_seen = true;
+}
+
+static void
+fc_datetime_plans_refresh(void)
+{
+	fc_datetime_settings_note();
+	if (fc_datetime_changed)
+	{
+		ResetPlanCache();
+		fc_datetime_changed = false;
+	}
 }
 
 /*
@@ -327,7 +339,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 	Oid			funcid = fexpr->funcid;
 	List	   *args = fexpr->args;
 
-	fc_datetime_settings_check();
+	fc_datetime_plans_refresh();
 	fc_call_reset();
 	fc_call_set_state(FC_CALL_RUNNING);
 	fc_call.funcid = funcid;
@@ -402,7 +414,7 @@ fc_executor_start(QueryDesc *qd, int eflags)
 {
 	bool		nested_check = false;
 
-	fc_datetime_settings_check();
+	fc_datetime_settings_note();
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
 	else if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))

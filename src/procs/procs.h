@@ -104,8 +104,6 @@ extern bool fc_expr_replayable(Node *node);
 extern FcFallback fc_plan_replayable(PlannedStmt *pstmt);
 extern bool fc_plan_single_row(PlannedStmt *pstmt);
 
-/* call_capture.c */
-extern void fc_datetime_settings_check(void);
 extern void fc_install_plpgsql_plugin(void);
 extern bool fc_plpgsql_plugin_installed(void);
 
