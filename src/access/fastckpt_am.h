@@ -37,7 +37,7 @@ typedef struct FcVisible
 	uint64		stamp;			/* log position of the slot's last commit */
 } FcVisible;
 
-extern TransactionId fc_row_lockers(FcSlotHeader *hdr, bool *is_multi);
+extern TransactionId fc_row_lockers(TransactionId xlock, uint16 xlock_info, bool *is_multi);
 
 /* Caller holds the slot latch (shared is enough; hints are racy-safe). */
 extern bool fc_visible_version(FcSlotHeader *hdr, const char *live,

@@ -442,6 +442,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	char	   *sp;
 	FcSlotHeader *hdr;
 	FcUndo	   *undo;
+	TransactionId row_xlock;
+	uint16		row_xlock_info;
 	TransactionId shown_lockers;
 	bool		shown_multi;
 
@@ -511,7 +513,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		return fc_row_check_to_tm(check, &conflict, tmfd);
 	}
 
-	shown_lockers = fc_row_lockers(hdr, &shown_multi);
+	row_xlock = hdr->xlock;
+	row_xlock_info = hdr->xlock_info;
 	if (!moved)
 	{
 		/* in place: the old version goes to undo, the TID stays */
@@ -593,6 +596,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	fc_release_tuple_lock(rel, otid, mode, &have_tuple_lock);
 	slot->tts_tableOid = relid;
+	shown_lockers = fc_row_lockers(row_xlock, row_xlock_info, &shown_multi);
 	fc_mark_written(slot, cid, shown_lockers, shown_multi);
 	bms_free(index_attrs);
 	bms_free(key_attrs);

@@ -179,17 +179,16 @@ fc_xmin_settled(TransactionId xmin, uint16 *flags)
 }
 
 /*
- * The row's lockers as heap leaves them in the xmax of the version an update
- * makes: only while one may still hold its lock.  A single locker older
- * than this backend's snapshot horizon has ended, which spares most rows
- * the process-array lookup.
+ * A row's lockers (its slot's xlock and xlock_info, copied) as heap leaves
+ * them in the xmax of the version an update makes: only while one may still
+ * hold its lock.  A single locker older than this backend's snapshot
+ * horizon has ended, which spares most rows the process-array lookup.
+ * Called without the slot latch: the lookups may take other locks.
  */
 TransactionId
-fc_row_lockers(FcSlotHeader *hdr, bool *is_multi)
+fc_row_lockers(TransactionId xlock, uint16 xlock_info, bool *is_multi)
 {
-	TransactionId xlock = hdr->xlock;
-
-	*is_multi = (hdr->xlock_info & FC_XLOCK_MULTI) != 0;
+	*is_multi = (xlock_info & FC_XLOCK_MULTI) != 0;
 	if (!TransactionIdIsValid(xlock))
 		return InvalidTransactionId;
 	if (*is_multi)
