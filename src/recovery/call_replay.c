@@ -513,7 +513,7 @@ fc_serial_restore_session(const char *session, uint32 len)
 	 */
 	if (last_datetime != NULL &&
 		(datetime_len != last_datetime_len ||
-		 memcmp(datetime, last_datetime, datetime_len) != 0))
+		 (datetime_len > 0 && memcmp(datetime, last_datetime, datetime_len) != 0)))
 		ResetPlanCache();
 	if (last_datetime != NULL)
 		pfree(last_datetime);
