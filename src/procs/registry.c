@@ -115,10 +115,14 @@ typedef struct FcRegistered
 	TransactionId definition;	/* pg_proc row version at registration */
 	bool		has_fingerprint;
 	char		fingerprint[FC_FINGERPRINT_LEN + 1];
-	TransactionId compared;		/* row version last compared with it (xmin */
-	ItemPointerData compared_tid;	/* and place: one transaction may change
-									 * it twice) */
-	bool		same;			/* ... and whether its definition matched */
+	/*
+	 * The pg_proc row last compared with the fingerprint, by xmin and place
+	 * (one transaction may change the routine twice), and whether its
+	 * definition matched.
+	 */
+	TransactionId compared;
+	ItemPointerData compared_tid;
+	bool		same;
 } FcRegistered;
 
 static FcRegistryState fc_registry_state = FC_REGISTRY_UNKNOWN;
