@@ -254,6 +254,7 @@ const int	fc_replay_nsettings = lengthof(fc_replay_settings);
  */
 static bool fc_datetime_seen = false;
 static bool fc_datetime_changed = false;
+static uint64 fc_datetime_generation = 0;	/* changes seen, the first included */
 static int	fc_seen_datestyle;
 static int	fc_seen_dateorder;
 static int	fc_seen_intervalstyle;
@@ -267,6 +268,7 @@ fc_datetime_settings_note(void)
 		session_timezone == fc_seen_timezone)
 		return;
 	fc_datetime_changed = fc_datetime_seen;
+	fc_datetime_generation++;
 	fc_seen_datestyle = DateStyle;
 	fc_seen_dateorder = DateOrder;
 	fc_seen_intervalstyle = IntervalStyle;
@@ -315,10 +317,17 @@ const char *const fc_call_session_settings[FC_CALL_SESSION_NSETTINGS] = {
 static void
 fc_call_capture_session(void)
 {
+	static uint64 session_generation = 0;
+	const char *search_path = namespace_search_path ? namespace_search_path : "";
 	StringInfoData buf;
 
+	/* the previous call's, while nothing in it changed (it starts with the path) */
+	if (fc_call.session != NULL && session_generation == fc_datetime_generation &&
+		strcmp(fc_call.session, search_path) == 0)
+		return;
+	session_generation = fc_datetime_generation;
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, namespace_search_path ? namespace_search_path : "");
+	appendStringInfoString(&buf, search_path);
 	for (int i = 0; i < FC_CALL_SESSION_NSETTINGS; i++)
 	{
 		appendStringInfoChar(&buf, '\0');
