@@ -24,6 +24,7 @@ OBJS = \
 	src/access/scan.o \
 	src/access/index_fetch.o \
 	src/access/modify.o \
+	src/access/old_table_ancestors.o \
 	src/access/row_lock.o \
 	src/access/ddl.o \
 	src/access/index_build.o \

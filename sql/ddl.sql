@@ -62,6 +62,16 @@ SELECT values_records + call_records + ddl_records - :records_before AS lasting_
   FROM fastckpt_stat_log;
 SELECT * FROM ddl_tmp;
 DROP TABLE ddl_tmp;
+-- a temporary table of the same name does not keep the new table's serial
+-- sequence unlogged (it would be reset by a crash); from a cached plan the
+-- statement's name stays unqualified
+CREATE TEMP TABLE ddl_shadow (x int) USING heap;
+DO $$ BEGIN CREATE UNLOGGED TABLE ddl_shadow (id serial, v text) USING fastckpt; END $$;
+SELECT n.nspname = 'public' AS in_public, c.relpersistence
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relname = 'ddl_shadow_id_seq';
+DROP TABLE ddl_shadow;
+DROP TABLE public.ddl_shadow;
 
 -- IF NOT EXISTS, LIKE, schemas
 CREATE TABLE IF NOT EXISTS ddl_t1 (x int) USING fastckpt;

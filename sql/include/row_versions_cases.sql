@@ -31,6 +31,21 @@ SELECT msg FROM rv_log ORDER BY n;
 TRUNCATE rv_log;
 DROP TABLE rv_pt;
 
+-- ... and an inheritance parent's, filled from its children (two levels)
+CREATE TABLE rv_ih (id int, x int);
+CREATE TABLE rv_ih_child () INHERITS (rv_ih);
+CREATE TABLE rv_ih_grandchild () INHERITS (rv_ih_child);
+INSERT INTO rv_ih VALUES (1, 10);
+INSERT INTO rv_ih_child VALUES (2, 20);
+INSERT INTO rv_ih_grandchild VALUES (3, 30);
+UPDATE rv_ih SET x = x + 1;		-- before the trigger: in place is fine
+CREATE TRIGGER rv_ih_t AFTER UPDATE ON rv_ih REFERENCING OLD TABLE AS oldt NEW TABLE AS newt
+	FOR EACH STATEMENT EXECUTE FUNCTION rv_show_transition();
+UPDATE rv_ih SET x = x + 1;
+SELECT msg FROM rv_log ORDER BY n;
+TRUNCATE rv_log;
+DROP TABLE rv_ih_grandchild, rv_ih_child, rv_ih;
+
 -- a deferred AFTER INSERT trigger sees the row as inserted, not as updated later
 CREATE TABLE rv_ins (id int PRIMARY KEY, v int);
 CREATE FUNCTION rv_show_new() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -144,6 +144,10 @@ extern bool fc_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 extern TransactionId fc_index_delete_tuples(Relation rel,
 											TM_IndexDeleteOp *delstate);
 
+/* ---- old_table_ancestors.c ---- */
+
+extern bool fc_ancestor_captures_old_rows(Relation rel);
+
 /* ---- modify.c ---- */
 
 extern void fc_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,

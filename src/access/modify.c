@@ -18,7 +18,6 @@
 #include "access/multixact.h"
 #include "access/table.h"
 #include "access/xact.h"
-#include "catalog/partition.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "pgstat.h"
@@ -279,26 +278,8 @@ fc_update_triggers_need_old_row(Relation rel)
 		  fc_has_user_after_row_trigger(trigdesc, TRIGGER_TYPE_UPDATE))))
 		return true;
 
-	/* an UPDATE of a partitioned table fills its OLD TABLE from the partitions */
-	if (rel->rd_rel->relispartition)
-	{
-		List	   *ancestors = get_partition_ancestors(RelationGetRelid(rel));
-		ListCell   *lc;
-		bool		needed = false;
-
-		foreach(lc, ancestors)
-		{
-			Relation	ancestor = table_open(lfirst_oid(lc), AccessShareLock);
-
-			needed = ancestor->trigdesc != NULL && ancestor->trigdesc->trig_update_old_table;
-			table_close(ancestor, NoLock);
-			if (needed)
-				break;
-		}
-		list_free(ancestors);
-		return needed;
-	}
-	return false;
+	/* an UPDATE of a parent fills its OLD TABLE from the children too */
+	return fc_ancestor_captures_old_rows(rel);
 }
 
 static bool

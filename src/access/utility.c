@@ -269,20 +269,36 @@ fc_sequence_log_ahead(Oid seqid)
 }
 
 /*
+ * The table a CREATE TABLE just made.  Its unqualified name is looked up in
+ * the schema it was created in, not along the search path, where a
+ * temporary table of the same name would come first.
+ */
+static Oid
+fc_created_relid(RangeVar *relation)
+{
+	Oid			nspid;
+
+	CommandCounterIncrement();
+	if (relation->schemaname == NULL && relation->relpersistence != RELPERSISTENCE_TEMP)
+	{
+		nspid = RangeVarGetCreationNamespace(relation);
+		return get_relname_relid(relation->relname, nspid);
+	}
+	return RangeVarGetRelid(relation, NoLock, true);
+}
+
+/*
  * PostgreSQL gives a table's serial and identity sequences the table's
  * persistence, and fastckpt tables show as unlogged: crash recovery would
  * reset their sequences, which would then hand out again the values the
  * recovered rows hold.  Make them logged, as a heap table's are.
  */
 static void
-fc_keep_owned_sequences_logged(RangeVar *relation)
+fc_keep_owned_sequences_logged(Oid relid)
 {
-	Oid			relid;
 	List	   *sequences;
 	ListCell   *lc;
 
-	CommandCounterIncrement();
-	relid = RangeVarGetRelid(relation, NoLock, true);
 	if (!fc_relid_is_fastckpt(relid))
 		return;
 	sequences = getOwnedSequences(relid);
@@ -450,10 +466,14 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 					   queryEnv, dest, qc);
 
 	if (IsA(parsetree, CreateStmt))
-		fc_keep_owned_sequences_logged(((CreateStmt *) parsetree)->relation);
+		fc_keep_owned_sequences_logged(fc_created_relid(((CreateStmt *) parsetree)->relation));
 	else if (IsA(parsetree, AlterTableStmt) &&
 			 ((AlterTableStmt *) parsetree)->objtype == OBJECT_TABLE)
-		fc_keep_owned_sequences_logged(((AlterTableStmt *) parsetree)->relation);
+	{
+		CommandCounterIncrement();
+		fc_keep_owned_sequences_logged(RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation,
+														NoLock, true));
+	}
 }
 
 static void
