@@ -25,6 +25,7 @@ OBJS = \
 	src/access/index_fetch.o \
 	src/access/modify.o \
 	src/access/old_table_ancestors.o \
+	src/access/ssi.o \
 	src/access/row_lock.o \
 	src/access/ddl.o \
 	src/access/index_build.o \
@@ -86,7 +87,8 @@ REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
-	unique_insert call_read_conflict call_catalog_change partition_move
+	unique_insert call_read_conflict call_catalog_change partition_move \
+	serializable
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

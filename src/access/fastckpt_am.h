@@ -12,6 +12,7 @@
 
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "executor/tuptable.h"
 #include "storage/lmgr.h"
 #include "store/slot.h"
@@ -67,7 +68,6 @@ extern HeapTuple fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 extern void fc_set_system_columns(HeapTupleHeader td, TransactionId xmin, CommandId cmin,
 								  TransactionId xmax, TransactionId locker,
 								  bool locker_is_multi);
-extern void fc_check_serializable(Relation rel);
 
 /* ---- scan.c ---- */
 
@@ -143,6 +143,29 @@ extern bool fc_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 										Snapshot snapshot);
 extern TransactionId fc_index_delete_tuples(Relation rel,
 											TM_IndexDeleteOp *delstate);
+
+/* ---- ssi.c ---- */
+
+extern void fc_ssi_read_slot(Relation rel, uint64 slotno, FcSlotHeader *hdr,
+							 const FcVisible *v, Snapshot snapshot);
+extern void fc_ssi_check_write(Relation rel, ItemPointer tid);
+
+/* Reads call this with the slot latch held; v is NULL if none is visible. */
+static inline void
+fc_ssi_read(Relation rel, uint64 slotno, FcSlotHeader *hdr, const FcVisible *v,
+			Snapshot snapshot)
+{
+	if (unlikely(IsolationIsSerializable()))
+		fc_ssi_read_slot(rel, slotno, hdr, v, snapshot);
+}
+
+/* After a row was updated or deleted (tid), or inserted (tid NULL). */
+static inline void
+fc_ssi_wrote(Relation rel, ItemPointer tid)
+{
+	if (unlikely(IsolationIsSerializable()))
+		fc_ssi_check_write(rel, tid);
+}
 
 /* ---- old_table_ancestors.c ---- */
 

@@ -50,7 +50,6 @@ fc_index_fetch_begin(Relation rel)
 	FcIndexFetch *scan = palloc0(sizeof(FcIndexFetch));
 
 	fc_gate_wait(rel);
-	fc_check_serializable(rel);
 	scan->base.rel = rel;
 	scan->tbl = fc_table_for_rel(rel);
 	return &scan->base;
@@ -106,6 +105,7 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 			fc_read_note_row_slow(scan->tbl, slotno, hdr, found ? &v : NULL, snapshot);
 		scan->hit_since_reset |= found;
 	}
+	fc_ssi_read(sscan->rel, slotno, hdr, found ? &v : NULL, snapshot);
 	if (found)
 		fc_store_version(slot, sscan->rel, slotno, &v);
 	else if (all_dead && (hdr->flags & FC_SLOT_USED))
@@ -170,6 +170,7 @@ fc_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 		LWLockAcquire(lock, LW_SHARED);
 		visible = fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout),
 									 sscan->rs_snapshot, &v);
+		fc_ssi_read(sscan->rs_rd, slotno, hdr, visible ? &v : NULL, sscan->rs_snapshot);
 		moved = (hdr->flags & FC_SLOT_USED) && (hdr->flags & FC_XMAX_UPDATED) &&
 			TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
 			ItemPointerIsValid(&hdr->next_tid) &&

@@ -113,13 +113,13 @@ fc_insert_one(Relation rel, FcTable *tbl, TupleTableSlot *slot, CommandId cid,
 	slot->tts_tableOid = RelationGetRelid(rel);
 	fc_slot_to_tid(slotno, &slot->tts_tid);
 	fc_mark_written(slot, cid, InvalidTransactionId, false);
+	fc_ssi_wrote(rel, NULL);
 }
 
 static FcTable *
 fc_begin_write(Relation rel)
 {
 	fc_gate_wait(rel);
-	fc_check_serializable(rel);
 	fc_log_check_writable(RelationGetRelationName(rel));
 	return fc_table_for_rel(rel);
 }
@@ -393,6 +393,7 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 	LWLockRelease(fc_slot_lock(tbl, slotno));
 
 	fc_release_tuple_lock(rel, tid, LockTupleExclusive, &have_tuple_lock);
+	fc_ssi_wrote(rel, tid);
 	pgstat_count_heap_delete(rel);
 	return TM_Ok;
 }
@@ -576,6 +577,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	}
 
 	fc_release_tuple_lock(rel, otid, mode, &have_tuple_lock);
+	fc_ssi_wrote(rel, otid);
 	slot->tts_tableOid = relid;
 	shown_lockers = fc_row_lockers(row_xlock, row_xlock_info, &shown_multi);
 	fc_mark_written(slot, cid, shown_lockers, shown_multi);

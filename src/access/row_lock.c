@@ -524,7 +524,6 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	bool		latest = follow || !IsolationUsesXactSnapshot();
 
 	tmfd->traversed = false;
-	fc_check_serializable(rel);
 	MultiXactIdSetOldestMember();
 
 	for (;;)

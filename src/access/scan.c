@@ -48,6 +48,7 @@ fc_fetch_slot_version(Relation rel, FcTable *tbl, uint64 slotno,
 	LWLockAcquire(lock, LW_SHARED);
 	found = fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v);
 	fc_read_note_row(tbl, slotno, hdr, found ? &v : NULL, snapshot);
+	fc_ssi_read(rel, slotno, hdr, found ? &v : NULL, snapshot);
 	if (found)
 		fc_store_version(slot, rel, slotno, &v);
 	LWLockRelease(lock);
@@ -81,6 +82,8 @@ fc_scan_fetch(FcScanDesc *scan, uint64 slotno, TupleTableSlot *slot)
 							   scan->base.rs_snapshot, &v);
 	fc_read_note_row(tbl, slotno, (FcSlotHeader *) sp, found ? &v : NULL,
 					 scan->base.rs_snapshot);
+	fc_ssi_read(rel, slotno, (FcSlotHeader *) sp, found ? &v : NULL,
+				scan->base.rs_snapshot);
 	if (found)
 		fc_store_version_buffered(slot, rel, slotno, &v, &scan->buf,
 								  &scan->buf_cap, tbl->layout.image_capacity);
@@ -97,8 +100,6 @@ fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	FcScanDesc *scan;
 
 	fc_gate_wait(rel);
-	if (snapshot && IsMVCCSnapshot(snapshot))
-		fc_check_serializable(rel);
 	if (nkeys > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -125,6 +126,9 @@ fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 		fc_read_note_table(scan->tbl);
 	if (flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
+	/* SERIALIZABLE: a whole-table read also conflicts with later inserts */
+	if ((flags & SO_TYPE_SEQSCAN) && snapshot != NULL)
+		PredicateLockRelation(rel, snapshot);
 	return (TableScanDesc) scan;
 }
 

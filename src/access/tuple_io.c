@@ -221,19 +221,3 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 	return tuple;
 }
 
-/*
- * SERIALIZABLE would need predicate locks on fastckpt rows, which this
- * access method does not take yet: refuse instead of running silently with
- * weaker guarantees.
- */
-void
-fc_check_serializable(Relation rel)
-{
-	if (IsolationIsSerializable())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("fastckpt table \"%s\" cannot be used in a SERIALIZABLE transaction",
-						RelationGetRelationName(rel)),
-				 errdetail("The fastckpt access method does not support serializable snapshot isolation."),
-				 errhint("Use REPEATABLE READ or READ COMMITTED, with explicit row locks where needed.")));
-}
