@@ -156,6 +156,7 @@ fc_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 	FcScanDesc *scan = (FcScanDesc *) sscan;
 	ItemPointerData ctid = *tid;
 	uint64		slotno;
+	uint16		want_tag = 0;
 
 	while (fc_tid_in_range(scan->tbl, &ctid, &slotno))
 	{
@@ -168,6 +169,12 @@ fc_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 		ItemPointerData next;
 
 		LWLockAcquire(lock, LW_SHARED);
+		if (want_tag != 0 && hdr->moved_from != want_tag)
+		{
+			/* the slot was freed and taken by another row since */
+			LWLockRelease(lock);
+			return;
+		}
 		visible = fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout),
 									 sscan->rs_snapshot, &v);
 		fc_ssi_read(sscan->rs_rd, slotno, hdr, visible ? &v : NULL, sscan->rs_snapshot);
@@ -182,6 +189,7 @@ fc_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 		if (!moved)
 			return;
 		ctid = next;
+		want_tag = fc_move_tag(slotno);
 	}
 }
 

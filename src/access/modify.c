@@ -555,6 +555,9 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0);
 		fc_slot_to_tid(newslot, &slot->tts_tid);
+		LWLockAcquire(fc_slot_lock(tbl, newslot), LW_EXCLUSIVE);
+		fc_slot_header(tbl, newslot)->moved_from = fc_move_tag(slotno);
+		LWLockRelease(fc_slot_lock(tbl, newslot));
 
 		/*
 		 * Publish the link, then take the old slot's lockers along: one

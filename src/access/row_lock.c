@@ -456,8 +456,8 @@ fc_carry_lockers(FcSlotHeader *to, TransactionId xlock, uint16 xlock_info)
  * outcome.
  */
 static FcRowCheck
-fc_lock_moved_versions(FcTable *tbl, ItemPointerData cur, LockTupleMode mode,
-					   FcRowConflict *conflict)
+fc_lock_moved_versions(FcTable *tbl, ItemPointerData cur, uint16 from_tag,
+					   LockTupleMode mode, FcRowConflict *conflict)
 {
 	uint64		slotno;
 
@@ -472,7 +472,8 @@ fc_lock_moved_versions(FcTable *tbl, ItemPointerData cur, LockTupleMode mode,
 		bool		next;
 
 		LWLockAcquire(lock, LW_EXCLUSIVE);
-		if (!(hdr->flags & FC_SLOT_USED) || (hdr->flags & FC_SLOT_DEAD))
+		if (!(hdr->flags & FC_SLOT_USED) || (hdr->flags & FC_SLOT_DEAD) ||
+			hdr->moved_from != from_tag)
 		{
 			LWLockRelease(lock);
 			break;
@@ -496,6 +497,7 @@ fc_lock_moved_versions(FcTable *tbl, ItemPointerData cur, LockTupleMode mode,
 		next = (hdr->flags & FC_XMAX_UPDATED) && fc_xmax_live(hdr) &&
 			ItemPointerIsValid(&hdr->next_tid);
 		cur = hdr->next_tid;
+		from_tag = fc_move_tag(slotno);
 		LWLockRelease(lock);
 		if (!next)
 			break;
@@ -585,7 +587,8 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 
 			if (moved)
 			{
-				check = fc_lock_moved_versions(tbl, next, mode, &conflict);
+				check = fc_lock_moved_versions(tbl, next, fc_move_tag(slotno), mode,
+												   &conflict);
 				if (check == FC_ROW_WAIT)
 				{
 					ItemPointerData waittid = conflict.ctid;

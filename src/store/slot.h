@@ -93,7 +93,7 @@ typedef struct FcSlotHeader
 	CommandId	cmax;
 	TransactionId xlock;
 	ItemPointerData next_tid;
-	uint16		reserved;
+	uint16		moved_from;		/* fc_move_tag of the slot the row moved from */
 	FcUndo	   *undo;			/* previous version, or NULL */
 	uint64		link;			/* free-list link while the slot is unused */
 } FcSlotHeader;
@@ -311,7 +311,20 @@ fc_slot_set_new_row(FcTable *tbl, char *sp, const void *image, uint32 len,
 	hdr->cmax = InvalidCommandId;
 	hdr->xlock = InvalidTransactionId;
 	hdr->xlock_info = 0;
+	hdr->moved_from = 0;
 	hdr->undo = NULL;
+}
+
+/*
+ * A row moved by an update names its new slot in next_tid, and the new
+ * slot names the old one by this tag (never 0), so that a chain followed
+ * long after (WHERE CURRENT OF, currtid) stops at a slot freed and taken
+ * by another row since, as heap checks the next version's xmin.
+ */
+static inline uint16
+fc_move_tag(uint64 slotno)
+{
+	return (uint16) ((slotno * UINT64CONST(0x9E3779B97F4A7C15)) >> 48) | 1;
 }
 
 /* Striped slot latches: readers share, writers are exclusive. */
