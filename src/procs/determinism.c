@@ -399,8 +399,8 @@ fc_filter_pins_unique_key(PlannedStmt *pstmt, Index scanrelid, List *quals)
  * the only one: a computed row, an aggregate without groups, a point
  * lookup by a whole unique key.
  */
-bool
-fc_plan_single_row(PlannedStmt *pstmt)
+static bool
+fc_plan_single_row_uncached(PlannedStmt *pstmt)
 {
 	Plan	   *plan = pstmt->planTree;
 
@@ -492,6 +492,7 @@ typedef struct FcPlanVerdict
 	FcFallback	reason;
 	int			ntable_reads;
 	Oid		   *table_reads;	/* in the plan's context, like the callback */
+	int8		single_row;		/* fc_plan_single_row's, once asked; else -1 */
 } FcPlanVerdict;
 
 static HTAB *fc_plan_verdicts = NULL;
@@ -551,6 +552,39 @@ fc_plan_verdict_remember(FcPlanCheck *check, FcFallback reason, uint64 registry_
 	v->reason = reason;
 	v->ntable_reads = nreads;
 	v->table_reads = reads;
+	v->single_row = -1;
+}
+
+/* The verdict entry made for this very plan, if any. */
+static FcPlanVerdict *
+fc_plan_verdict_find(PlannedStmt *pstmt)
+{
+	FcPlanVerdict *v;
+
+	if (fc_plan_verdicts == NULL)
+		return NULL;
+	v = hash_search(fc_plan_verdicts, &pstmt, HASH_FIND, NULL);
+	if (v != NULL && v->plan_tree == pstmt->planTree && v->rtable == pstmt->rtable)
+		return v;
+	return NULL;
+}
+
+/*
+ * fc_plan_single_row_uncached, kept with the plan's verdict: a PL/pgSQL
+ * SELECT ... INTO asks on every call, and the answer opens indexes.
+ */
+bool
+fc_plan_single_row(PlannedStmt *pstmt)
+{
+	FcPlanVerdict *v = fc_plan_verdict_find(pstmt);
+	bool		result;
+
+	if (v != NULL && v->single_row >= 0)
+		return v->single_row != 0;
+	result = fc_plan_single_row_uncached(pstmt);
+	if (v != NULL)
+		v->single_row = result ? 1 : 0;
+	return result;
 }
 
 /* A whole-table read of a replayable query goes into the call's read set. */
@@ -571,14 +605,12 @@ FcFallback
 fc_plan_replayable(PlannedStmt *pstmt)
 {
 	uint64		registry_version = fc_registry_version();
-	FcPlanVerdict *v = NULL;
+	FcPlanVerdict *v;
 	FcPlanCheck check;
 	FcFallback	reason;
 
-	if (fc_plan_verdicts != NULL)
-		v = hash_search(fc_plan_verdicts, &pstmt, HASH_FIND, NULL);
-	if (v != NULL && v->plan_tree == pstmt->planTree && v->rtable == pstmt->rtable &&
-		v->registry_version == registry_version)
+	v = fc_plan_verdict_find(pstmt);
+	if (v != NULL && v->registry_version == registry_version)
 	{
 		if (v->reason == FC_FALLBACK_NONE)
 			for (int i = 0; i < v->ntable_reads; i++)
