@@ -259,6 +259,78 @@ SELECT pr_pick_dynamic(-1000);
 SELECT routine, calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine::text LIKE 'pr_pick%' ORDER BY routine::text;
 
+-- aggregates, groups and windows whose result depends on the order rows
+-- come in (ties, floating-point rounding, which of several equal values is
+-- kept) fall back too: replay may feed the rows in another order
+CREATE FUNCTION pr_order_free(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	c bigint;
+	s bigint;
+	m int;
+	a numeric;
+	b bool;
+	g bigint;
+BEGIN
+	SELECT count(*), sum(abalance), min(aid), avg(abalance), bool_or(abalance > 0)
+	  INTO STRICT c, s, m, a, b FROM pr_accounts;
+	SELECT count(*) INTO STRICT g FROM (SELECT abalance FROM pr_accounts GROUP BY abalance) q;
+	UPDATE pr_accounts SET abalance = abalance + (c - c) + (g - g) WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_text(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	t text;
+BEGIN
+	SELECT string_agg(aid::text, ',') INTO STRICT t FROM pr_accounts;
+	UPDATE pr_accounts SET abalance = abalance + length(t) - length(t) WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_float(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	f float8;
+BEGIN
+	SELECT sum(abalance * 0.1::float8) INTO STRICT f FROM pr_accounts;
+	UPDATE pr_accounts SET abalance = abalance + (f * 0)::int WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_numeric(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	n numeric;
+BEGIN
+	SELECT min(abalance::numeric) INTO STRICT n FROM pr_accounts;
+	UPDATE pr_accounts SET abalance = abalance + (n * 0)::int WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_distinct_on(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	s bigint;
+BEGIN
+	SELECT sum(aid) INTO STRICT s
+	  FROM (SELECT DISTINCT ON (abalance) aid FROM pr_accounts ORDER BY abalance) d;
+	UPDATE pr_accounts SET abalance = abalance + (s - s) WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_window(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	s bigint;
+BEGIN
+	SELECT sum(aid * rn) INTO STRICT s
+	  FROM (SELECT aid, row_number() OVER (ORDER BY abalance) rn FROM pr_accounts) w;
+	UPDATE pr_accounts SET abalance = abalance + (s - s) WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['pr_order_free(int)',
+	'pr_order_text(int)', 'pr_order_float(int)', 'pr_order_numeric(int)',
+	'pr_order_distinct_on(int)', 'pr_order_window(int)']::regprocedure[]) f;
+SELECT pr_order_free(7);
+SELECT pr_order_text(7);
+SELECT pr_order_float(7);
+SELECT pr_order_numeric(7);
+SELECT pr_order_distinct_on(7);
+SELECT pr_order_window(7);
+SELECT routine, calls, validated_calls, fallbacks FROM fastckpt_procedures
+ WHERE routine::text LIKE 'pr_order%' ORDER BY routine::text;
+
 -- transaction_control: a procedure that commits inside
 CREATE PROCEDURE pr_batch(p_aid int)
 LANGUAGE plpgsql AS $$

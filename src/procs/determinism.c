@@ -27,9 +27,14 @@
 #include "access/genam.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
+#include "access/nbtree.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "fmgr.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -39,6 +44,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "access/fastckpt_am.h"
 #include "procs/procs.h"
@@ -65,6 +71,73 @@ fc_function_not_replayable(Oid funcid, void *context)
 	return !fc_function_replayable(funcid);
 }
 
+/*
+ * Do equal values of this type (under this collation) always look the
+ * same?  B-tree's "equalimage" says so: true for integers, dates, text
+ * under a deterministic collation; false for numeric (1.0 = 1.00),
+ * floats (0 = -0), text under a case-insensitive collation.  Where it is
+ * false, which of several equal values an operation hands on depends on
+ * the order rows come in.
+ */
+static bool
+fc_equal_means_identical(Oid typid, Oid collid)
+{
+	Oid			opclass = GetDefaultOpClass(typid, BTREE_AM_OID);
+	Oid			opcintype;
+	Oid			proc;
+
+	if (!OidIsValid(opclass))
+		return false;
+	if (type_is_collatable(typid) && !OidIsValid(collid))
+		return false;
+	opcintype = get_opclass_input_type(opclass);
+	proc = get_opfamily_proc(get_opclass_family(opclass), opcintype, opcintype,
+							 BTEQUALIMAGE_PROC);
+	if (!OidIsValid(proc))
+		return false;
+	return DatumGetBool(OidFunctionCall1Coll(proc, collid, ObjectIdGetDatum(opcintype)));
+}
+
+/*
+ * Is the aggregate's result the same whatever order its rows come in?
+ * Replay may plan the query otherwise (other settings, fresh statistics)
+ * and feed the rows in another order.  Only built-in aggregates known to
+ * be: string_agg, array_agg and floating-point sums, for example, are not.
+ */
+static bool
+fc_aggregate_order_insensitive(Aggref *agg)
+{
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	char		name[NAMEDATALEN];
+	bool		builtin;
+	Oid			argtype = agg->aggargtypes != NIL ? linitial_oid(agg->aggargtypes) : InvalidOid;
+
+	if (agg->aggkind != AGGKIND_NORMAL)
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(agg->aggfnoid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	builtin = proc->pronamespace == PG_CATALOG_NAMESPACE;
+	strlcpy(name, NameStr(proc->proname), sizeof(name));
+	ReleaseSysCache(tup);
+	if (!builtin)
+		return false;
+
+	if (strcmp(name, "count") == 0 ||
+		strcmp(name, "bool_and") == 0 || strcmp(name, "bool_or") == 0 ||
+		strcmp(name, "every") == 0 || strcmp(name, "bit_and") == 0 ||
+		strcmp(name, "bit_or") == 0 || strcmp(name, "bit_xor") == 0)
+		return true;
+	if (strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0)
+		return argtype == INT2OID || argtype == INT4OID || argtype == INT8OID ||
+			argtype == NUMERICOID || argtype == INTERVALOID || argtype == MONEYOID;
+	if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
+		return fc_equal_means_identical(argtype, agg->inputcollid);
+	return false;
+}
+
 static bool
 fc_expr_walker(Node *node, void *context)
 {
@@ -72,6 +145,10 @@ fc_expr_walker(Node *node, void *context)
 		return false;
 	if (check_functions_in_node(node, fc_function_not_replayable, context))
 		return true;
+	if (IsA(node, Aggref) && !fc_aggregate_order_insensitive((Aggref *) node))
+		return true;
+	if (IsA(node, WindowFunc))
+		return true;			/* ties in the window's order, frames */
 	if (IsA(node, SQLValueFunction))
 	{
 		switch (((SQLValueFunction *) node)->op)
@@ -175,6 +252,47 @@ fc_exprs_bad(FcPlanCheck *check, List *exprs)
 }
 
 static bool fc_plan_walk(FcPlanCheck *check, Plan *plan);
+
+/*
+ * A grouping or de-duplicating node passes on one row of each group: the
+ * group's values must not depend on which row came first.
+ */
+static bool
+fc_group_values_identical(Plan *input, int ncols, const AttrNumber *cols,
+						  const Oid *collations)
+{
+	for (int i = 0; i < ncols; i++)
+	{
+		TargetEntry *tle = get_tle_by_resno(input->targetlist, cols[i]);
+
+		if (tle == NULL ||
+			!fc_equal_means_identical(exprType((Node *) tle->expr), collations[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * DISTINCT ON keeps one row per group, with whatever its other columns
+ * hold: only a Unique comparing every column it returns is safe.
+ */
+static bool
+fc_unique_on_all_columns(Unique *unique)
+{
+	ListCell   *lc;
+
+	foreach(lc, unique->plan.targetlist)
+	{
+		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+		bool		compared = false;
+
+		for (int i = 0; i < unique->numCols && !compared; i++)
+			compared = unique->uniqColIdx[i] == tle->resno;
+		if (!tle->resjunk && !compared)
+			return false;
+	}
+	return true;
+}
 
 static bool
 fc_plans_walk(FcPlanCheck *check, List *plans)
@@ -304,17 +422,36 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 			/* which rows it keeps depends on the plan's order (ties) */
 			goto unsupported;
 		case T_WindowAgg:
-			if (fc_exprs_bad(check, (List *) ((WindowAgg *) plan)->startOffset) ||
-				fc_exprs_bad(check, (List *) ((WindowAgg *) plan)->endOffset))
-				return true;
+			/* window functions over rows that tie in the window's order */
+			goto unsupported;
+		case T_Agg:
+			if (!fc_group_values_identical(plan->lefttree, ((Agg *) plan)->numCols,
+										   ((Agg *) plan)->grpColIdx,
+										   ((Agg *) plan)->grpCollations))
+				goto unsupported;
+			break;
+		case T_Group:
+			if (!fc_group_values_identical(plan->lefttree, ((Group *) plan)->numCols,
+										   ((Group *) plan)->grpColIdx,
+										   ((Group *) plan)->grpCollations))
+				goto unsupported;
+			break;
+		case T_Unique:
+			if (!fc_unique_on_all_columns((Unique *) plan) ||
+				!fc_group_values_identical(plan->lefttree, ((Unique *) plan)->numCols,
+										   ((Unique *) plan)->uniqColIdx,
+										   ((Unique *) plan)->uniqCollations))
+				goto unsupported;
+			break;
+		case T_SetOp:
+			if (!fc_group_values_identical(plan->lefttree, ((SetOp *) plan)->numCols,
+										   ((SetOp *) plan)->dupColIdx,
+										   ((SetOp *) plan)->dupCollations))
+				goto unsupported;
 			break;
 		case T_Material:
 		case T_Sort:
 		case T_IncrementalSort:
-		case T_Group:
-		case T_Agg:
-		case T_Unique:
-		case T_SetOp:
 		case T_LockRows:
 		case T_RecursiveUnion:
 		case T_ProjectSet:
