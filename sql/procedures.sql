@@ -319,6 +319,27 @@ BEGIN
 	UPDATE pr_accounts SET abalance = abalance + (s - s) WHERE aid = p_aid;
 	RETURN 0;
 END $$;
+-- UPDATE ... FROM: a row that joins several source rows takes the first
+CREATE TABLE pr_bonus (aid int, amount int) USING fastckpt;
+INSERT INTO pr_bonus VALUES (6, 1), (6, 2);
+CREATE TABLE pr_bonus_key (aid int PRIMARY KEY, amount int) USING fastckpt;
+INSERT INTO pr_bonus_key VALUES (6, 1);
+CREATE FUNCTION pr_order_update_from(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts a SET abalance = a.abalance + b.amount - b.amount
+	  FROM pr_bonus b WHERE b.aid = a.aid AND a.aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_update_key(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts a SET abalance = a.abalance + b.amount - b.amount
+	  FROM pr_bonus_key b WHERE b.aid = a.aid AND a.aid = p_aid;
+	RETURN 0;
+END $$;
+SELECT fastckpt_register_procedure('pr_order_update_from(int)');
+SELECT fastckpt_register_procedure('pr_order_update_key(int)');
+SELECT pr_order_update_from(6);
+SELECT pr_order_update_key(6);
 SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['pr_order_free(int)',
 	'pr_order_text(int)', 'pr_order_float(int)', 'pr_order_numeric(int)',
 	'pr_order_distinct_on(int)', 'pr_order_window(int)']::regprocedure[]) f;

@@ -252,6 +252,90 @@ fc_exprs_bad(FcPlanCheck *check, List *exprs)
 }
 
 static bool fc_plan_walk(FcPlanCheck *check, Plan *plan);
+static bool fc_plan_one_row(PlannedStmt *pstmt, Plan *plan);
+
+/* Does the plan scan one of the relations (range table indexes)? */
+static bool
+fc_plan_scans_any(Plan *plan, List *relids)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+			return list_member_int(relids, (int) ((Scan *) plan)->scanrelid);
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				if (fc_plan_scans_any(lfirst(lc), relids))
+					return true;
+			return false;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				if (fc_plan_scans_any(lfirst(lc), relids))
+					return true;
+			return false;
+		case T_SubqueryScan:
+			return fc_plan_scans_any(((SubqueryScan *) plan)->subplan, relids);
+		default:
+			return fc_plan_scans_any(plan->lefttree, relids) ||
+				fc_plan_scans_any(plan->righttree, relids);
+	}
+}
+
+/*
+ * UPDATE ... FROM: a target row that joins several rows is updated with
+ * the first of them, which depends on the plan's order.  Safe joins: semi
+ * and anti joins, and joins of the target (outer side) to rows the planner
+ * proved unique for each of its rows.
+ */
+static bool
+fc_update_joins_once(PlannedStmt *pstmt, Plan *plan, List *targets)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return true;
+	switch (nodeTag(plan))
+	{
+		case T_NestLoop:
+		case T_MergeJoin:
+		case T_HashJoin:
+			{
+				Join	   *join = (Join *) plan;
+				Plan	   *inner = plan->righttree;
+
+				if (inner != NULL && IsA(inner, Hash))
+					inner = inner->lefttree;
+				if (join->jointype != JOIN_SEMI && join->jointype != JOIN_ANTI &&
+					(fc_plan_scans_any(plan->righttree, targets) ||
+					 (fc_plan_scans_any(plan->lefttree, targets) && !join->inner_unique &&
+					  !fc_plan_one_row(pstmt, inner))))
+					return false;
+				break;
+			}
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				if (!fc_update_joins_once(pstmt, lfirst(lc), targets))
+					return false;
+			return true;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				if (!fc_update_joins_once(pstmt, lfirst(lc), targets))
+					return false;
+			return true;
+		default:
+			break;
+	}
+	return fc_update_joins_once(pstmt, plan->lefttree, targets) &&
+		fc_update_joins_once(pstmt, plan->righttree, targets);
+}
 
 /*
  * A grouping or de-duplicating node passes on one row of each group: the
@@ -330,6 +414,10 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 					fc_exprs_bad(check, mt->withCheckOptionLists) ||
 					fc_exprs_bad(check, mt->mergeActionLists))
 					return true;
+				if (mt->operation == CMD_UPDATE &&
+					!fc_update_joins_once(check->pstmt, plan->lefttree,
+										  mt->resultRelations))
+					goto unsupported;
 				break;
 			}
 		case T_Append:
@@ -539,8 +627,13 @@ fc_filter_pins_unique_key(PlannedStmt *pstmt, Index scanrelid, List *quals)
 static bool
 fc_plan_single_row_uncached(PlannedStmt *pstmt)
 {
-	Plan	   *plan = pstmt->planTree;
+	return fc_plan_one_row(pstmt, pstmt->planTree);
+}
 
+/* The same for a plan node of pstmt (also the inner side of a join). */
+static bool
+fc_plan_one_row(PlannedStmt *pstmt, Plan *plan)
+{
 	/* FOR UPDATE locks the rows the plan below it returns */
 	if (plan != NULL && IsA(plan, LockRows))
 		plan = plan->lefttree;
