@@ -618,19 +618,12 @@ fc_filter_pins_unique_key(PlannedStmt *pstmt, Index scanrelid, List *quals)
 }
 
 /*
- * Can the plan return at most one row, whatever plan replay makes?  A
- * statement whose first row alone is taken (SELECT ... INTO without
- * STRICT, FETCH) reads a row that depends on the plan's order unless it is
- * the only one: a computed row, an aggregate without groups, a point
- * lookup by a whole unique key.
+ * Can the plan (or a node of it: the inner side of a join) return at most
+ * one row, whatever plan replay makes?  A statement whose first row alone
+ * is taken (SELECT ... INTO without STRICT, FETCH) reads a row that
+ * depends on the plan's order unless it is the only one: a computed row,
+ * an aggregate without groups, a point lookup by a whole unique key.
  */
-static bool
-fc_plan_single_row_uncached(PlannedStmt *pstmt)
-{
-	return fc_plan_one_row(pstmt, pstmt->planTree);
-}
-
-/* The same for a plan node of pstmt (also the inner side of a join). */
 static bool
 fc_plan_one_row(PlannedStmt *pstmt, Plan *plan)
 {
@@ -800,8 +793,9 @@ fc_plan_verdict_find(PlannedStmt *pstmt)
 }
 
 /*
- * fc_plan_single_row_uncached, kept with the plan's verdict: a PL/pgSQL
- * SELECT ... INTO asks on every call, and the answer opens indexes.
+ * fc_plan_one_row for a whole statement, kept with the plan's verdict: a
+ * PL/pgSQL SELECT ... INTO asks on every call, and the answer opens
+ * indexes.
  */
 bool
 fc_plan_single_row(PlannedStmt *pstmt)
@@ -811,7 +805,7 @@ fc_plan_single_row(PlannedStmt *pstmt)
 
 	if (v != NULL && v->single_row >= 0)
 		return v->single_row != 0;
-	result = fc_plan_single_row_uncached(pstmt);
+	result = fc_plan_one_row(pstmt, pstmt->planTree);
 	if (v != NULL)
 		v->single_row = result ? 1 : 0;
 	return result;
