@@ -340,6 +340,16 @@ SELECT fastckpt_register_procedure('pr_order_update_from(int)');
 SELECT fastckpt_register_procedure('pr_order_update_key(int)');
 SELECT pr_order_update_from(6);
 SELECT pr_order_update_key(6);
+CREATE FUNCTION pr_order_array(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	ids int[];
+BEGIN
+	ids := ARRAY(SELECT aid FROM pr_accounts WHERE abalance >= 0);
+	UPDATE pr_accounts SET abalance = abalance + ids[1] - ids[1] WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+SELECT fastckpt_register_procedure('pr_order_array(int)');
+SELECT pr_order_array(6);
 SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['pr_order_free(int)',
 	'pr_order_text(int)', 'pr_order_float(int)', 'pr_order_numeric(int)',
 	'pr_order_distinct_on(int)', 'pr_order_window(int)']::regprocedure[]) f;

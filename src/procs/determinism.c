@@ -149,6 +149,8 @@ fc_expr_walker(Node *node, void *context)
 		return true;
 	if (IsA(node, WindowFunc))
 		return true;			/* ties in the window's order, frames */
+	if (IsA(node, SubPlan) && ((SubPlan *) node)->subLinkType == ARRAY_SUBLINK)
+		return true;			/* ARRAY(SELECT ...): elements in the plan's order */
 	if (IsA(node, SQLValueFunction))
 	{
 		switch (((SQLValueFunction *) node)->op)
@@ -395,7 +397,8 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 {
 	if (plan == NULL)
 		return false;
-	if (fc_exprs_bad(check, plan->targetlist) || fc_exprs_bad(check, plan->qual))
+	if (fc_exprs_bad(check, plan->targetlist) || fc_exprs_bad(check, plan->qual) ||
+		fc_exprs_bad(check, plan->initPlan))
 		return true;
 
 	switch (nodeTag(plan))
@@ -503,9 +506,20 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 				return true;
 			break;
 		case T_Memoize:
-			if (fc_exprs_bad(check, ((Memoize *) plan)->param_exprs))
-				return true;
-			break;
+			{
+				Memoize    *memo = (Memoize *) plan;
+				int			i = 0;
+				ListCell   *lc;
+
+				if (fc_exprs_bad(check, memo->param_exprs))
+					return true;
+				/* a key equal to a cached one, but looking different, gets its rows */
+				foreach(lc, memo->param_exprs)
+					if (!memo->binary_mode &&
+						!fc_equal_means_identical(exprType(lfirst(lc)), memo->collations[i++]))
+						goto unsupported;
+				break;
+			}
 		case T_Limit:
 			/* which rows it keeps depends on the plan's order (ties) */
 			goto unsupported;
@@ -537,11 +551,16 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 										   ((SetOp *) plan)->dupCollations))
 				goto unsupported;
 			break;
+		case T_RecursiveUnion:
+			if (!fc_group_values_identical(plan->lefttree, ((RecursiveUnion *) plan)->numCols,
+										   ((RecursiveUnion *) plan)->dupColIdx,
+										   ((RecursiveUnion *) plan)->dupCollations))
+				goto unsupported;
+			break;
 		case T_Material:
 		case T_Sort:
 		case T_IncrementalSort:
 		case T_LockRows:
-		case T_RecursiveUnion:
 		case T_ProjectSet:
 			break;
 		default:
