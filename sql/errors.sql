@@ -107,6 +107,18 @@ INSERT INTO er VALUES (101, 'in subxact', 0);
 RELEASE SAVEPOINT s;
 PREPARE TRANSACTION 'regress_fc_prep';
 SELECT count(*) FROM er WHERE id = 101;
+-- ... or after locking rows of one: the locks would not survive a restart
+-- (FOR SHARE, and the KEY SHARE lock of a foreign key check)
+BEGIN;
+SELECT id FROM er WHERE id = 1 FOR SHARE;
+INSERT INTO er_heap VALUES (3);
+PREPARE TRANSACTION 'regress_fc_prep';
+CREATE UNLOGGED TABLE er_child (id int PRIMARY KEY, er_id int REFERENCES er (id)) USING heap;
+BEGIN;
+INSERT INTO er_child VALUES (1, 1);
+PREPARE TRANSACTION 'regress_fc_prep';
+SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'regress_fc_prep';
+DROP TABLE er_child;
 -- a transaction that only read fastckpt tables can be prepared
 BEGIN;
 SELECT count(*) FROM er;

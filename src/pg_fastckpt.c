@@ -78,6 +78,7 @@ static const struct config_enum_entry fc_pause_options[] = {
 	{"install", FC_PAUSE_INSTALL, false},
 	{"truncate", FC_PAUSE_TRUNCATE, false},
 	{"load", FC_PAUSE_LOAD, false},
+	{"rebuild", FC_PAUSE_REBUILD, false},
 	{NULL, 0, false}
 };
 

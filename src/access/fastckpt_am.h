@@ -299,5 +299,6 @@ extern void fc_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 extern void fc_gate_wait(Relation rel);
 extern void fc_gate_wait_for(const char *what);
+extern void fc_gate_wait_quietly(void);
 
 #endif							/* FC_FASTCKPT_AM_H */

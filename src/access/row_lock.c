@@ -613,6 +613,8 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			}
 			if (traversed && follow)
 				tmfd->traversed = true;
+			if (!tbl->is_temp)
+				fc_write_set_note_row_lock();
 			result = TM_Ok;
 			break;
 		}

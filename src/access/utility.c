@@ -328,6 +328,44 @@ fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 								queryEnv, dest, qc);
 }
 
+/*
+ * Statements that may take locks on relations stronger than a writer's
+ * (DROP, TRUNCATE, ALTER, CREATE INDEX or TRIGGER, LOCK, VACUUM ...), or
+ * whose commit waits at the gate: all but the ones listed, which lock
+ * nothing or reach the gate through the planner as queries do.  See
+ * fc_gate_wait_quietly.
+ */
+static bool
+fc_statement_may_lock_strongly(Node *parsetree)
+{
+	switch (nodeTag(parsetree))
+	{
+		case T_TransactionStmt:
+		case T_VariableSetStmt:
+		case T_VariableShowStmt:
+		case T_DiscardStmt:
+		case T_PrepareStmt:
+		case T_ExecuteStmt:
+		case T_DeallocateStmt:
+		case T_ListenStmt:
+		case T_NotifyStmt:
+		case T_UnlistenStmt:
+		case T_CheckPointStmt:
+		case T_LoadStmt:
+		case T_ExplainStmt:
+		case T_CallStmt:
+		case T_DoStmt:
+		case T_CopyStmt:
+		case T_DeclareCursorStmt:
+		case T_FetchStmt:
+		case T_ClosePortalStmt:
+		case T_ConstraintsSetStmt:
+			return false;
+		default:
+			return true;
+	}
+}
+
 /* The utility hook proper, once catalog_watch.c has seen the statement. */
 static void
 fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
@@ -482,6 +520,8 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 				   QueryEnvironment *queryEnv, DestReceiver *dest,
 				   QueryCompletion *qc)
 {
+	if (fc_statement_may_lock_strongly(pstmt->utilityStmt))
+		fc_gate_wait_quietly();
 	if (fc_catalog_watch_statement(pstmt->utilityStmt))
 	{
 		/* its changes commit inside it: watched until it returns */

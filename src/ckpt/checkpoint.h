@@ -47,6 +47,7 @@ typedef enum FcCkptPausePoint
 	FC_PAUSE_INSTALL,			/* files and manifest durable, control not */
 	FC_PAUSE_TRUNCATE,			/* control installed, old files not removed */
 	FC_PAUSE_LOAD,				/* a startup loader worker, before its chunks */
+	FC_PAUSE_REBUILD,			/* startup recovery, before rebuilding indexes */
 	FC_PAUSE_POINTS
 } FcCkptPausePoint;
 

@@ -265,7 +265,9 @@ fc_count_pause(FcCkptStats *stats, void *arg)
 void
 fc_ckpt_pause_point(FcCkptPausePoint point)
 {
-	static const char *const names[] = {"none", "swap", "chunk", "install", "truncate", "load"};
+	static const char *const names[] = {
+		"none", "swap", "chunk", "install", "truncate", "load", "rebuild"
+	};
 	TimestampTz end;
 	TimestampTz now;
 

@@ -167,6 +167,57 @@ fc_gate_wait(Relation rel)
 	fc_gate_wait_for(psprintf("fastckpt table \"%s\"", RelationGetRelationName(rel)));
 }
 
+typedef enum FcGateOutcome
+{
+	FC_GATE_OPENED,
+	FC_GATE_FAILED,
+	FC_GATE_TIMED_OUT
+} FcGateOutcome;
+
+/* Sleep until the gate opens, recovery fails, or the wait times out. */
+static FcGateOutcome
+fc_gate_await(long *waited)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	FcGateOutcome outcome = FC_GATE_OPENED;
+
+	*waited = 0;
+	ConditionVariablePrepareToSleep(&fc_gate->cv);
+	while (pg_atomic_read_u32(&fc_gate->open) == 0)
+	{
+		*waited = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+		if (pg_atomic_read_u32(&fc_gate->failed) != 0)
+		{
+			outcome = FC_GATE_FAILED;
+			break;
+		}
+		if (*waited >= fc_recovery_wait_timeout_ms)
+		{
+			outcome = FC_GATE_TIMED_OUT;
+			break;
+		}
+		ConditionVariableTimedSleep(&fc_gate->cv,
+									Min(1000, fc_recovery_wait_timeout_ms - *waited),
+									PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return outcome;
+}
+
+/* Is this process exempt from waiting: a recovery process, or no wait due? */
+static bool
+fc_gate_needs_no_wait(void)
+{
+	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
+		return true;
+	if (fc_gate_parallel_recovery_member())
+	{
+		fc_in_recovery_worker = true;	/* for the rest of its life */
+		return true;
+	}
+	return false;
+}
+
 /*
  * Wait until startup recovery has opened the fastckpt tables; what names
  * what is waited for, in the errors.
@@ -174,15 +225,11 @@ fc_gate_wait(Relation rel)
 void
 fc_gate_wait_for(const char *what)
 {
-	TimestampTz start;
+	long		waited;
+	FcRecoveryStats stats;
 
-	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
+	if (fc_gate_needs_no_wait())
 		return;
-	if (fc_gate_parallel_recovery_member())
-	{
-		fc_in_recovery_worker = true;	/* for the rest of its life */
-		return;
-	}
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -191,17 +238,11 @@ fc_gate_wait_for(const char *what)
 						   "a standby has only what its base backup copied, and opens none of it."),
 				 errhint("Query fastckpt tables on the primary.")));
 
-	start = GetCurrentTimestamp();
-	ConditionVariablePrepareToSleep(&fc_gate->cv);
-	while (pg_atomic_read_u32(&fc_gate->open) == 0)
+	switch (fc_gate_await(&waited))
 	{
-		long		waited = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
-
-		if (pg_atomic_read_u32(&fc_gate->failed) != 0)
-		{
-			FcRecoveryStats stats;
-
-			ConditionVariableCancelSleep();
+		case FC_GATE_OPENED:
+			break;
+		case FC_GATE_FAILED:
 			fc_recovery_stats_get(&stats);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -210,23 +251,34 @@ fc_gate_wait_for(const char *what)
 					 errdetail("%s", stats.error),
 					 errhint("The checkpoint files and the log under pg_fastckpt/ are left as they are; see the server log. "
 							 "Restore them from a backup, or move pg_fastckpt/ aside to start with empty fastckpt tables.")));
-		}
-
-		if (waited >= fc_recovery_wait_timeout_ms)
-		{
-			ConditionVariableCancelSleep();
+			break;
+		case FC_GATE_TIMED_OUT:
 			ereport(ERROR,
 					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
 					 errmsg("%s is not available yet: recovery in progress", what),
 					 errdetail("Waited %ld ms for pg_fastckpt startup recovery to finish.", waited),
 					 errhint("Retry shortly; progress is in the server log and in fastckpt_stat_recovery. "
 							 "pg_fastckpt.recovery_wait_timeout sets how long queries wait.")));
-		}
-		ConditionVariableTimedSleep(&fc_gate->cv,
-									Min(1000, fc_recovery_wait_timeout_ms - waited),
-									PG_WAIT_EXTENSION);
+			break;
 	}
-	ConditionVariableCancelSleep();
+}
+
+/*
+ * Before a statement that takes strong locks (DROP, TRUNCATE, ALTER, LOCK
+ * ...): let startup recovery finish first, for it locks the tables it
+ * rebuilds indexes of, and a statement holding a conflicting lock while it
+ * waits at the gate would stall both until the wait times out.  Never an
+ * error: if recovery failed or takes long, the statement goes ahead (and
+ * meets the gate later if it touches fastckpt rows).
+ */
+void
+fc_gate_wait_quietly(void)
+{
+	long		waited;
+
+	if (fc_gate_needs_no_wait() || RecoveryInProgress())
+		return;
+	(void) fc_gate_await(&waited);
 }
 
 void

@@ -441,6 +441,7 @@ fc_recovery_leader_main(Datum arg)
 		/* the calls replayed stay in the log until a checkpoint holds them */
 		fc_ckpt_note_call(res.max_call_csn);
 
+		fc_ckpt_pause_point(FC_PAUSE_REBUILD);
 		index_start = GetCurrentTimestamp();
 		if (!fc_rebuild_all_indexes(dbs, error, sizeof(error)))
 		{
@@ -646,8 +647,12 @@ fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
 /*
  * Rebuild one index from its table's recovered rows: empty the index file
  * and build it again, in place (no new relfilenode, so no catalog churn at
- * every start).  Nobody else can use the table before the gate opens;
- * ShareLock lets the other workers build the table's other indexes.
+ * every start).  Nobody else can read or write the table before the gate
+ * opens, but sessions may already hold locks on it while they wait there
+ * (a DML statement locks its tables before the planner reaches the gate):
+ * a reader's lock on the table conflicts with none of theirs, and no
+ * parallel build, whose workers would take ShareLock.  Statements that
+ * take stronger locks wait for the gate first (fc_gate_wait_quietly).
  */
 static bool
 fc_rebuild_index(const FcIndexJob *job)
@@ -658,22 +663,14 @@ fc_rebuild_index(const FcIndexJob *job)
 
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	rel = try_table_open(job->relid, ShareLock);
+	rel = try_table_open(job->relid, AccessShareLock);
 	if (rel != NULL)
 	{
 		ind = try_relation_open(job->indexid, RowExclusiveLock);
 		if (ind != NULL)
 		{
 			RelationTruncate(ind, 0);
-
-			/*
-			 * PostgreSQL's parallel build where it would use one.  Its
-			 * workers take the index's lock, which with wal_level >=
-			 * replica is WAL-logged under our xid: have one before the
-			 * parallel operation begins, as CREATE INDEX does.
-			 */
-			(void) GetCurrentTransactionId();
-			index_build(rel, ind, BuildIndexInfo(ind), true, true);
+			index_build(rel, ind, BuildIndexInfo(ind), true, false);
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
 			built = true;

@@ -32,6 +32,7 @@ static FcWrite *fc_writes = NULL;
 static int	fc_nwrites = 0;
 static int	fc_writes_cap = 0;
 static bool fc_installed = false;	/* shadow images got this xact's rows */
+static bool fc_locked_rows = false;	/* FOR UPDATE/SHARE (also foreign keys') */
 static uint64 fc_install_phase = 0; /* ... in this phase */
 
 uint64
@@ -359,11 +360,19 @@ fc_write_set_rollback(int nestlevel)
 	}
 }
 
+/* This transaction locked a row of a fastckpt table. */
+void
+fc_write_set_note_row_lock(void)
+{
+	fc_locked_rows = true;
+}
+
 static void
 fc_write_set_reset(void)
 {
 	fc_nwrites = 0;
 	fc_installed = false;
+	fc_locked_rows = false;
 	if (fc_writes_cap > 4096)
 	{
 		pfree(fc_writes);
@@ -403,10 +412,17 @@ fc_xact_callback(XactEvent event, void *arg)
 						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
 						 errdetail("A prepared transaction outlives its session, but fastckpt keeps a transaction's row changes with the session until it ends."),
 						 errhint("Commit or roll back instead, or keep fastckpt writes out of two-phase transactions.")));
+			if (fc_locked_rows)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that has locked rows of fastckpt tables"),
+						 errdetail("Row locks of fastckpt tables (FOR UPDATE or FOR SHARE, also the ones foreign key checks take) live in shared memory only: a restart while the transaction stays prepared would release them."),
+						 errhint("Commit or roll back instead, or keep fastckpt tables out of two-phase transactions.")));
 			fc_commit_wait_reads();
 			break;
 		case XACT_EVENT_PREPARE:
 			/* nothing of it was logged: only a checkpoint request to forget */
+			fc_locked_rows = false;
 			fc_commit_at_end();
 			fc_call_at_xact_end();
 			fc_catalog_watch_prepared();

@@ -45,6 +45,7 @@ fc_write_is_logged(const FcWrite *w)
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
+extern void fc_write_set_note_row_lock(void);
 extern bool fc_write_set_has_subxact_writes(void);
 extern bool fc_write_set_has_logged_writes(void);
 extern int	fc_write_set_size(void);

@@ -10,6 +10,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
+use IPC::Run;
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
@@ -90,6 +91,71 @@ is($node->safe_psql('postgres',
 is($node->safe_psql('postgres',
 		'SELECT checkpoint_seq IS NOT NULL AND NOT checkpoint_fallback FROM fastckpt_stat_recovery'),
 	't', 'from the newest checkpoint, with no fallback');
+
+# Sessions that lock fastckpt tables while recovery has not opened them:
+# a writer (its table locked before it waits at the gate), DROP TABLE,
+# LOCK TABLE, and a prepared transaction holding a writer's lock across
+# the restart.  The index rebuild must not wait for their locks while
+# they wait for it: each completes once recovery opens the tables, well
+# before its wait would time out.  Recovery pauses before the rebuild, so
+# the sessions surely lock first.
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_recovery_delay = 0
+max_prepared_transactions = 2
+});
+$node->restart;
+$node->safe_psql('postgres', q{
+CREATE TABLE late (id int PRIMARY KEY, v int) USING fastckpt;
+INSERT INTO late VALUES (1, 1);
+CREATE TABLE doomed (id int PRIMARY KEY) USING fastckpt;
+CREATE TABLE locked (id int PRIMARY KEY) USING fastckpt;
+CREATE TABLE plain (id int);
+BEGIN;
+UPDATE late SET v = v WHERE id = 99;
+INSERT INTO plain VALUES (1);
+PREPARE TRANSACTION 'holds_late';
+});
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'rebuild'
+pg_fastckpt.test_checkpoint_pause_ms = 3000
+});
+$log_offset = -s $node->logfile;
+$node->restart;
+$node->wait_for_log(qr/test pause at checkpoint point "rebuild"/, $log_offset);
+my %stmt = (
+	'an UPDATE' => 'UPDATE late SET v = v + 1',
+	'DROP TABLE' => 'DROP TABLE doomed',
+	'LOCK TABLE, then a read' =>
+	  'BEGIN; LOCK TABLE locked IN ACCESS EXCLUSIVE MODE; SELECT count(*) FROM locked; COMMIT');
+my %run;
+for my $what (sort keys %stmt)
+{
+	my ($out, $err) = ('', '');
+	$run{$what} = {
+		out => \$out,
+		err => \$err,
+		h => IPC::Run::start(
+			[ 'psql', '-X', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
+			  '-c', q{SET pg_fastckpt.recovery_wait_timeout = '30s'}, '-c', $stmt{$what} ],
+			'>', \$out, '2>', \$err) };
+}
+$t0 = time();
+for my $what (sort keys %stmt)
+{
+	my $ok = $run{$what}{h}->finish;
+	ok($ok && ${ $run{$what}{err} } !~ /ERROR/, "$what issued during recovery succeeds")
+	  or diag(${ $run{$what}{err} });
+}
+$took = time() - $t0;
+ok($took < 25, sprintf('... without waiting out its timeout (%.1f s)', $took));
+is($node->safe_psql('postgres', q{SELECT v FROM late WHERE id = 1}), '2',
+	'the UPDATE is there');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'doomed'}),
+	'0', 'the table is dropped');
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'holds_late'});
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'none'
+});
 
 $node->stop;
 done_testing();
