@@ -350,6 +350,75 @@ BEGIN
 END $$;
 SELECT fastckpt_register_procedure('pr_order_array(int)');
 SELECT pr_order_array(6);
+-- ... and other things replay cannot repeat: system columns holding
+-- transaction ids, SKIP LOCKED (other sessions' locks), DISTINCT
+-- aggregates and grouping sets over numeric, DELETE ... USING ... RETURNING
+-- a joined column, ON CONFLICT DO NOTHING over several source rows (a
+-- single row is fine)
+CREATE FUNCTION pr_order_xmin(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	x text;
+BEGIN
+	SELECT xmin::text INTO STRICT x FROM pr_accounts WHERE aid = p_aid;
+	UPDATE pr_accounts SET abalance = abalance + length(x) - length(x) WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_skip(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_accounts SET abalance = abalance WHERE aid IN
+		(SELECT aid FROM pr_accounts WHERE aid = p_aid FOR UPDATE SKIP LOCKED);
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_sum_distinct(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	n numeric;
+BEGIN
+	SELECT sum(DISTINCT abalance::numeric) INTO STRICT n FROM pr_accounts;
+	UPDATE pr_accounts SET abalance = abalance + (n * 0)::int WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_grouping_sets(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	SELECT count(*) INTO STRICT n FROM (SELECT aid, abalance::numeric AS b, count(*)
+		FROM pr_accounts GROUP BY GROUPING SETS ((aid), (b))) g;
+	UPDATE pr_accounts SET abalance = abalance + (n - n) WHERE aid = p_aid;
+	RETURN 0;
+END $$;
+CREATE TABLE pr_gone (aid int, amount int) USING fastckpt;
+INSERT INTO pr_gone VALUES (6, 0);
+CREATE FUNCTION pr_order_delete_using(p_aid int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	a int;
+BEGIN
+	DELETE FROM pr_gone g USING pr_bonus b WHERE b.aid = g.aid AND g.aid = p_aid
+		RETURNING b.amount INTO a;
+	RETURN 0;
+END $$;
+CREATE TABLE pr_keyed (k int PRIMARY KEY, v text) USING fastckpt;
+CREATE FUNCTION pr_order_conflict_many(p_k int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO pr_keyed SELECT p_k, 'v' || aid FROM pr_accounts WHERE aid <= 2
+		ON CONFLICT (k) DO NOTHING;
+	RETURN 0;
+END $$;
+CREATE FUNCTION pr_order_conflict_one(p_k int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO pr_keyed VALUES (p_k, 'one') ON CONFLICT (k) DO NOTHING;
+	RETURN 0;
+END $$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['pr_order_xmin(int)',
+	'pr_order_skip(int)', 'pr_order_sum_distinct(int)', 'pr_order_grouping_sets(int)',
+	'pr_order_delete_using(int)', 'pr_order_conflict_many(int)',
+	'pr_order_conflict_one(int)']::regprocedure[]) f;
+SELECT pr_order_xmin(5);
+SELECT pr_order_skip(5);
+SELECT pr_order_sum_distinct(5);
+SELECT pr_order_grouping_sets(5);
+SELECT pr_order_delete_using(6);
+SELECT pr_order_conflict_many(1);
+SELECT pr_order_conflict_one(2);
 SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['pr_order_free(int)',
 	'pr_order_text(int)', 'pr_order_float(int)', 'pr_order_numeric(int)',
 	'pr_order_distinct_on(int)', 'pr_order_window(int)']::regprocedure[]) f;

@@ -16,9 +16,11 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
@@ -70,6 +72,39 @@ fc_direct_parents(Oid relid)
 	return parents;
 }
 
+/*
+ * Has the table an UPDATE trigger with an OLD TABLE?  Read from pg_trigger
+ * rather than the relcache, which would lock the ancestor: an UPDATE of a
+ * child alone does not lock its parents, and must not queue behind DDL on
+ * them.
+ */
+static bool
+fc_has_old_table_trigger(Oid relid)
+{
+	Relation	triggers = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(triggers, TriggerRelidNameIndexId, true,
+							  NULL, 1, &key);
+	while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tup);
+		bool		isnull;
+
+		(void) heap_getattr(tup, Anum_pg_trigger_tgoldtable,
+							RelationGetDescr(triggers), &isnull);
+		found = !isnull && TRIGGER_FOR_UPDATE(trig->tgtype);
+	}
+	systable_endscan(scan);
+	table_close(triggers, AccessShareLock);
+	return found;
+}
+
 static bool
 fc_compute_verdict(Oid relid)
 {
@@ -80,13 +115,10 @@ fc_compute_verdict(Oid relid)
 	for (int i = 0; i < list_length(ancestors) && !captures; i++)
 	{
 		Oid			ancestor_id = list_nth_oid(ancestors, i);
-		Relation	ancestor = table_open(ancestor_id, AccessShareLock);
 		List	   *parents;
 		ListCell   *lc;
 
-		captures = ancestor->trigdesc != NULL &&
-			ancestor->trigdesc->trig_update_old_table;
-		table_close(ancestor, NoLock);
+		captures = fc_has_old_table_trigger(ancestor_id);
 		parents = fc_direct_parents(ancestor_id);
 		foreach(lc, parents)
 			ancestors = list_append_unique_oid(ancestors, lfirst_oid(lc));

@@ -114,21 +114,28 @@ fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->base.rs_flags = flags;
 	scan->base.rs_parallel = pscan;
 	scan->tbl = fc_table_for_rel(rel);
+
+	/*
+	 * Note the read before the scan sees how many slots there are: a row
+	 * inserted past that count by a writer that came earlier must then be
+	 * a conflict.  A registered call that scans may miss rows inserted
+	 * meanwhile; under SERIALIZABLE, a whole-table read conflicts with
+	 * later inserts.
+	 */
+	if (unlikely(fc_read_set_active) && snapshot && IsMVCCSnapshot(snapshot))
+		fc_read_note_table(scan->tbl);
+	if ((flags & SO_TYPE_SEQSCAN) && snapshot != NULL)
+		PredicateLockRelation(rel, snapshot);
+	pg_read_barrier();
+
 	scan->next_slot = 0;
 	scan->end_slot = fc_table_nslots(scan->tbl);
 	scan->cur_block = InvalidBlockNumber;
 	scan->parallel_block_valid = false;
 	if (pscan != NULL)
 		scan->next_slot = scan->end_slot = 0;	/* blocks come from pscan */
-
-	/* a registered call that scans may miss rows inserted meanwhile */
-	if (unlikely(fc_read_set_active) && snapshot && IsMVCCSnapshot(snapshot))
-		fc_read_note_table(scan->tbl);
 	if (flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
-	/* SERIALIZABLE: a whole-table read also conflicts with later inserts */
-	if ((flags & SO_TYPE_SEQSCAN) && snapshot != NULL)
-		PredicateLockRelation(rel, snapshot);
 	return (TableScanDesc) scan;
 }
 

@@ -27,6 +27,7 @@
 #include "access/genam.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
+#include "access/sysattr.h"
 #include "access/nbtree.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
@@ -115,6 +116,15 @@ fc_aggregate_order_insensitive(Aggref *agg)
 
 	if (agg->aggkind != AGGKIND_NORMAL)
 		return false;
+	if (agg->aggdistinct != NIL)
+	{
+		ListCell   *lc;
+
+		/* which of several equal values is kept depends on the order */
+		foreach(lc, agg->aggargtypes)
+			if (!fc_equal_means_identical(lfirst_oid(lc), agg->inputcollid))
+				return false;
+	}
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(agg->aggfnoid));
 	if (!HeapTupleIsValid(tup))
 		return false;
@@ -151,6 +161,10 @@ fc_expr_walker(Node *node, void *context)
 		return true;			/* ties in the window's order, frames */
 	if (IsA(node, SubPlan) && ((SubPlan *) node)->subLinkType == ARRAY_SUBLINK)
 		return true;			/* ARRAY(SELECT ...): elements in the plan's order */
+	if (IsA(node, Var) && ((Var *) node)->varattno < 0 &&
+		((Var *) node)->varattno != SelfItemPointerAttributeNumber &&
+		((Var *) node)->varattno != TableOidAttributeNumber)
+		return true;			/* xmin, xmax, cmin, cmax: other xids at replay */
 	if (IsA(node, SQLValueFunction))
 	{
 		switch (((SQLValueFunction *) node)->op)
@@ -293,9 +307,10 @@ fc_plan_scans_any(Plan *plan, List *relids)
 
 /*
  * UPDATE ... FROM: a target row that joins several rows is updated with
- * the first of them, which depends on the plan's order.  Safe joins: semi
- * and anti joins, and joins of the target (outer side) to rows the planner
- * proved unique for each of its rows.
+ * the first of them, which depends on the plan's order (so is what DELETE
+ * ... USING returns of the other rows).  Safe joins: semi and anti joins,
+ * and joins of the target (outer side) to rows the planner proved unique
+ * for each of its rows, or to at most one row.
  */
 static bool
 fc_update_joins_once(PlannedStmt *pstmt, Plan *plan, List *targets)
@@ -417,9 +432,15 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 					fc_exprs_bad(check, mt->withCheckOptionLists) ||
 					fc_exprs_bad(check, mt->mergeActionLists))
 					return true;
-				if (mt->operation == CMD_UPDATE &&
+				/* UPDATE ... FROM, and DELETE ... USING ... RETURNING */
+				if ((mt->operation == CMD_UPDATE ||
+					 (mt->operation == CMD_DELETE && mt->returningLists != NIL)) &&
 					!fc_update_joins_once(check->pstmt, plan->lefttree,
 										  mt->resultRelations))
+					goto unsupported;
+				/* of several rows with one key, the first one in wins */
+				if (mt->onConflictAction == ONCONFLICT_NOTHING &&
+					!fc_plan_one_row(check->pstmt, plan->lefttree))
 					goto unsupported;
 				break;
 			}
@@ -527,11 +548,24 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 			/* window functions over rows that tie in the window's order */
 			goto unsupported;
 		case T_Agg:
-			if (!fc_group_values_identical(plan->lefttree, ((Agg *) plan)->numCols,
-										   ((Agg *) plan)->grpColIdx,
-										   ((Agg *) plan)->grpCollations))
-				goto unsupported;
-			break;
+			{
+				ListCell   *lc;
+
+				if (!fc_group_values_identical(plan->lefttree, ((Agg *) plan)->numCols,
+											   ((Agg *) plan)->grpColIdx,
+											   ((Agg *) plan)->grpCollations))
+					goto unsupported;
+				/* the other grouping sets, over the same input */
+				foreach(lc, ((Agg *) plan)->chain)
+				{
+					Agg		   *set = (Agg *) lfirst(lc);
+
+					if (!fc_group_values_identical(plan->lefttree, set->numCols,
+												   set->grpColIdx, set->grpCollations))
+						goto unsupported;
+				}
+				break;
+			}
 		case T_Group:
 			if (!fc_group_values_identical(plan->lefttree, ((Group *) plan)->numCols,
 										   ((Group *) plan)->grpColIdx,
@@ -708,6 +742,12 @@ fc_plan_check(FcPlanCheck *check)
 			return FC_FALLBACK_NON_FASTCKPT_RELATION;
 	}
 
+	foreach(lc, pstmt->rowMarks)
+	{
+		/* which rows are skipped depends on other sessions' locks */
+		if (((PlanRowMark *) lfirst(lc))->waitPolicy == LockWaitSkip)
+			return FC_FALLBACK_NONDETERMINISTIC;
+	}
 	if (pstmt->parallelModeNeeded ||
 		fc_plan_walk(check, pstmt->planTree) ||
 		fc_plans_walk(check, pstmt->subplans))
