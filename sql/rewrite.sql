@@ -238,6 +238,38 @@ SET statement_timeout = '10s';
 DROP TABLESPACE regress_fc_tblspc;
 RESET statement_timeout;
 
+-- ALTER COLUMN ... TYPE and ADD COLUMN that PostgreSQL does without a
+-- rewrite: slots grow by what the new columns need, so rows they allow fit
+-- (varchar(10) to varchar(100); a new bounded column; a domain's bound),
+-- inside a transaction block too, and a rollback keeps the old table
+CREATE TABLE rw_wide (id int PRIMARY KEY, s varchar(10)) USING fastckpt;
+INSERT INTO rw_wide VALUES (1, 'short');
+SELECT row_image_bytes AS wide_before FROM fastckpt_stat_tables
+ WHERE relation = 'rw_wide'::regclass \gset
+ALTER TABLE rw_wide ALTER COLUMN s TYPE varchar(100);
+INSERT INTO rw_wide VALUES (2, repeat('ab', 40));
+SELECT row_image_bytes > :wide_before AS grew FROM fastckpt_stat_tables
+ WHERE relation = 'rw_wide'::regclass;
+CREATE DOMAIN rw_code AS varchar(300);
+BEGIN;
+ALTER TABLE rw_wide ADD COLUMN c rw_code;
+INSERT INTO rw_wide VALUES (3, 'x', repeat('c', 288));
+ROLLBACK;
+SELECT id, length(s) FROM rw_wide ORDER BY id;
+ALTER TABLE rw_wide ADD COLUMN c rw_code;
+INSERT INTO rw_wide VALUES (3, 'x', repeat('c', 288));
+UPDATE rw_wide SET c = repeat('d', 300) WHERE id = 1;
+SET enable_seqscan = off;
+SELECT id, length(s), length(c) FROM rw_wide WHERE id IN (1, 2, 3) ORDER BY id;
+RESET enable_seqscan;
+-- a change that needs no more room does not rewrite
+SELECT relfilenode AS rw_wide_node FROM pg_class WHERE relname = 'rw_wide' \gset
+ALTER TABLE rw_wide ALTER COLUMN s TYPE varchar(100);
+ALTER TABLE rw_wide ADD CONSTRAINT rw_wide_id CHECK (id > 0);
+SELECT relfilenode = :rw_wide_node AS same_storage FROM pg_class WHERE relname = 'rw_wide';
+DROP TABLE rw_wide;
+DROP DOMAIN rw_code;
+
 DROP TABLE rw, rw_am, rw_am2, rw_ctas, rw_ctas_empty, rw_ctas_exec, rw_into,
 	rw_ctas_default, rw_vf, rw_cl;
 DROP SEQUENCE rw_seq;

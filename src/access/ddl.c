@@ -36,6 +36,10 @@
 #include "store/undo.h"
 #include "txn/write_set.h"
 
+
+/* When set, the row image size of the next storage created (utility.c) */
+uint32		fc_resize_capacity = 0;
+
 static void
 fc_create_files(const RelFileNode *rnode, char persistence)
 {
@@ -72,7 +76,8 @@ fc_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*minmulti = GetOldestMultiXactId();
 	fc_create_files(newrnode, persistence);
 
-	fc_table_create_new(newrnode, rel, fc_row_image_capacity(rel, NULL));
+	fc_table_create_new(newrnode, rel,
+						fc_resize_capacity > 0 ? fc_resize_capacity : fc_row_image_capacity(rel, NULL));
 	fc_pending_drop_add(newrnode, false, persistence == RELPERSISTENCE_TEMP);
 
 	/* TRUNCATE: the previous storage goes when the transaction commits */

@@ -167,6 +167,10 @@ fc_ssi_wrote(Relation rel, ItemPointer tid)
 		fc_ssi_check_write(rel, tid);
 }
 
+/* ---- ddl.c ---- */
+
+extern uint32 fc_resize_capacity;
+
 /* ---- old_table_ancestors.c ---- */
 
 extern bool fc_ancestor_captures_old_rows(Relation rel);

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -24,8 +25,11 @@
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
+#include "commands/cluster.h"
 #include "commands/dbcommands.h"
+#include "commands/tablecmds.h"
 #include "commands/defrem.h"
 #include "commands/sequence.h"
 #include "commands/tablespace.h"
@@ -35,12 +39,15 @@
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
 #include "procs/procs.h"
+#include "store/row_size.h"
+#include "store/table_store.h"
 #include "txn/write_set.h"
 
 static ProcessUtility_hook_type prev_process_utility = NULL;
@@ -329,6 +336,127 @@ fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 }
 
 /*
+ * ALTER TABLE ... ADD COLUMN or ALTER COLUMN ... TYPE without a rewrite
+ * (varchar(10) to varchar(100), a nullable column) leaves a fastckpt
+ * table's slots sized for the old columns, and rows the new ones allow
+ * would be refused as too big.  So the row size the columns need is taken
+ * before and after, and a table whose need grew is rewritten (as VACUUM
+ * FULL does) with slots grown by that much, as a heap table takes such
+ * rows at once.  Grown by the difference, not sized afresh: a table sized
+ * with pg_fastckpt.bytes_per_char keeps what that saved.
+ */
+typedef struct FcRowNeed
+{
+	Oid			relid;
+	uint32		before;
+} FcRowNeed;
+
+static FcRowNeed *fc_row_needs = NULL;
+static int	fc_nrow_needs = 0;
+static int	fc_row_needs_cap = 0;
+
+static bool
+fc_alter_widens(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = (AlterTableCmd *) lfirst(lc);
+
+		if (cmd->subtype == AT_AddColumn || cmd->subtype == AT_AlterColumnType)
+			return true;
+	}
+	return false;
+}
+
+/* Before the ALTER: lock as it will, and note what the columns need. */
+static void
+fc_note_row_needs(AlterTableStmt *stmt)
+{
+	LOCKMODE	lockmode;
+	Oid			relid;
+	List	   *rels;
+	ListCell   *lc;
+
+	fc_nrow_needs = 0;
+	if (stmt->objtype != OBJECT_TABLE || !fc_alter_widens(stmt))
+		return;
+	lockmode = AlterTableGetLockLevel(stmt->cmds);
+	relid = AlterTableLookupRelation(stmt, lockmode);
+	if (!OidIsValid(relid))
+		return;					/* IF EXISTS, and it does not */
+	rels = stmt->relation->inh ? find_all_inheritors(relid, lockmode, NULL) :
+		list_make1_oid(relid);
+	if (fc_row_needs_cap < list_length(rels))
+	{
+		if (fc_row_needs != NULL)
+			pfree(fc_row_needs);
+		fc_row_needs = MemoryContextAlloc(TopMemoryContext,
+										  list_length(rels) * sizeof(FcRowNeed));
+		fc_row_needs_cap = list_length(rels);
+	}
+	foreach(lc, rels)
+	{
+		Relation	rel;
+
+		if (!fc_relid_is_fastckpt(lfirst_oid(lc)))
+			continue;
+		rel = table_open(lfirst_oid(lc), NoLock);
+		if (rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
+		{
+			fc_row_needs[fc_nrow_needs].relid = RelationGetRelid(rel);
+			fc_row_needs[fc_nrow_needs].before = fc_row_image_capacity(rel, NULL);
+			fc_nrow_needs++;
+		}
+		table_close(rel, NoLock);
+	}
+	list_free(rels);
+}
+
+/* After it: rewrite the tables whose columns need more room now. */
+static void
+fc_resize_slots_after_alter(void)
+{
+	int			n = fc_nrow_needs;
+
+	fc_nrow_needs = 0;
+	for (int i = 0; i < n; i++)
+	{
+		Relation	rel = try_table_open(fc_row_needs[i].relid, NoLock);
+		uint32		after;
+		uint32		have;
+
+		if (rel == NULL)
+			continue;
+		if (rel->rd_tableam != fc_table_am_routine())
+		{
+			table_close(rel, NoLock);	/* the ALTER made it heap */
+			continue;
+		}
+		after = fc_row_image_capacity(rel, NULL);
+		have = fc_table_for_rel(rel)->layout.image_capacity;
+		table_close(rel, NoLock);
+		if (after <= fc_row_needs[i].before)
+			continue;
+		PG_TRY();
+		{
+			ClusterParams params = {0};
+
+			fc_resize_capacity = Min(MAXALIGN(have + (after - fc_row_needs[i].before)),
+									 FC_MAX_IMAGE_CAPACITY);
+			cluster_rel(fc_row_needs[i].relid, InvalidOid, &params);
+		}
+		PG_FINALLY();
+		{
+			fc_resize_capacity = 0;
+		}
+		PG_END_TRY();
+		CommandCounterIncrement();
+	}
+}
+
+/*
  * Statements that may take locks on relations stronger than a writer's
  * (DROP, TRUNCATE, ALTER, CREATE INDEX or TRIGGER, LOCK, VACUUM ...), or
  * whose commit waits at the gate: all but the ones listed, which lock
@@ -428,6 +556,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 				bool		add_unlogged;
 
 				fc_check_alter_table((AlterTableStmt *) parsetree, &add_unlogged);
+				fc_note_row_needs((AlterTableStmt *) parsetree);
 				if (add_unlogged)
 				{
 					AlterTableCmd *cmd = makeNode(AlterTableCmd);
@@ -511,6 +640,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 		CommandCounterIncrement();
 		fc_keep_owned_sequences_logged(RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation,
 														NoLock, true));
+		fc_resize_slots_after_alter();
 	}
 }
 

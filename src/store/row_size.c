@@ -20,6 +20,7 @@
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 
 #include "pg_fastckpt.h"
 #include "store/row_size.h"
@@ -43,19 +44,24 @@ fc_numeric_max_size(int32 typmod)
 static int32
 fc_attr_max_size(Form_pg_attribute att)
 {
+	Oid			typid = att->atttypid;
+	int32		typmod = att->atttypmod;
+
 	if (att->attlen > 0)
 		return att->attlen;
-	if (att->attlen == -1)
-	{
-		if (att->atttypid == NUMERICOID)
-			return fc_numeric_max_size(att->atttypmod);
-		if (att->atttypmod >= 0 && fc_bytes_per_char > 0 &&
-			(att->atttypid == BPCHAROID || att->atttypid == VARCHAROID))
-			return VARHDRSZ + (att->atttypmod - VARHDRSZ) *
-				Min(fc_bytes_per_char, pg_database_encoding_max_length());
-		if (att->atttypmod >= 0)
-			return type_maximum_size(att->atttypid, att->atttypmod);
-	}
+	if (att->attlen != -1)
+		return -1;
+	/* a domain bounds its values by its base type's modifier */
+	if (typmod < 0)
+		typid = getBaseTypeAndTypmod(typid, &typmod);
+	if (typid == NUMERICOID)
+		return fc_numeric_max_size(typmod);
+	if (typmod >= 0 && fc_bytes_per_char > 0 &&
+		(typid == BPCHAROID || typid == VARCHAROID))
+		return VARHDRSZ + (typmod - VARHDRSZ) *
+			Min(fc_bytes_per_char, pg_database_encoding_max_length());
+	if (typmod >= 0)
+		return type_maximum_size(typid, typmod);
 	return -1;
 }
 
