@@ -29,9 +29,9 @@
 #include "catalog/pg_proc.h"
 #include "commands/cluster.h"
 #include "commands/dbcommands.h"
-#include "commands/tablecmds.h"
 #include "commands/defrem.h"
 #include "commands/sequence.h"
+#include "commands/tablecmds.h"
 #include "commands/tablespace.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -39,7 +39,6 @@
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -351,10 +350,6 @@ typedef struct FcRowNeed
 	uint32		before;
 } FcRowNeed;
 
-static FcRowNeed *fc_row_needs = NULL;
-static int	fc_nrow_needs = 0;
-static int	fc_row_needs_cap = 0;
-
 static bool
 fc_alter_widens(AlterTableStmt *stmt)
 {
@@ -370,32 +365,29 @@ fc_alter_widens(AlterTableStmt *stmt)
 	return false;
 }
 
-/* Before the ALTER: lock as it will, and note what the columns need. */
-static void
-fc_note_row_needs(AlterTableStmt *stmt)
+/*
+ * Before the ALTER: lock as it will, and note what the columns of its
+ * fastckpt tables need (an array in the statement's memory, *nneeds long).
+ */
+static FcRowNeed *
+fc_note_row_needs(AlterTableStmt *stmt, int *nneeds)
 {
 	LOCKMODE	lockmode;
 	Oid			relid;
 	List	   *rels;
 	ListCell   *lc;
+	FcRowNeed  *needs;
 
-	fc_nrow_needs = 0;
+	*nneeds = 0;
 	if (stmt->objtype != OBJECT_TABLE || !fc_alter_widens(stmt))
-		return;
+		return NULL;
 	lockmode = AlterTableGetLockLevel(stmt->cmds);
 	relid = AlterTableLookupRelation(stmt, lockmode);
 	if (!OidIsValid(relid))
-		return;					/* IF EXISTS, and it does not */
+		return NULL;			/* IF EXISTS, and it does not */
 	rels = stmt->relation->inh ? find_all_inheritors(relid, lockmode, NULL) :
 		list_make1_oid(relid);
-	if (fc_row_needs_cap < list_length(rels))
-	{
-		if (fc_row_needs != NULL)
-			pfree(fc_row_needs);
-		fc_row_needs = MemoryContextAlloc(TopMemoryContext,
-										  list_length(rels) * sizeof(FcRowNeed));
-		fc_row_needs_cap = list_length(rels);
-	}
+	needs = palloc(list_length(rels) * sizeof(FcRowNeed));
 	foreach(lc, rels)
 	{
 		Relation	rel;
@@ -403,27 +395,22 @@ fc_note_row_needs(AlterTableStmt *stmt)
 		if (!fc_relid_is_fastckpt(lfirst_oid(lc)))
 			continue;
 		rel = table_open(lfirst_oid(lc), NoLock);
-		if (rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
-		{
-			fc_row_needs[fc_nrow_needs].relid = RelationGetRelid(rel);
-			fc_row_needs[fc_nrow_needs].before = fc_row_image_capacity(rel, NULL);
-			fc_nrow_needs++;
-		}
+		needs[*nneeds].relid = RelationGetRelid(rel);
+		needs[*nneeds].before = fc_row_image_capacity(rel, NULL);
+		(*nneeds)++;
 		table_close(rel, NoLock);
 	}
 	list_free(rels);
+	return needs;
 }
 
 /* After it: rewrite the tables whose columns need more room now. */
 static void
-fc_resize_slots_after_alter(void)
+fc_resize_slots_after_alter(const FcRowNeed *needs, int nneeds)
 {
-	int			n = fc_nrow_needs;
-
-	fc_nrow_needs = 0;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < nneeds; i++)
 	{
-		Relation	rel = try_table_open(fc_row_needs[i].relid, NoLock);
+		Relation	rel = try_table_open(needs[i].relid, NoLock);
 		uint32		after;
 		uint32		have;
 
@@ -437,15 +424,15 @@ fc_resize_slots_after_alter(void)
 		after = fc_row_image_capacity(rel, NULL);
 		have = fc_table_for_rel(rel)->layout.image_capacity;
 		table_close(rel, NoLock);
-		if (after <= fc_row_needs[i].before)
+		if (after <= needs[i].before)
 			continue;
 		PG_TRY();
 		{
 			ClusterParams params = {0};
 
-			fc_resize_capacity = Min(MAXALIGN(have + (after - fc_row_needs[i].before)),
+			fc_resize_capacity = Min(MAXALIGN(have + (after - needs[i].before)),
 									 FC_MAX_IMAGE_CAPACITY);
-			cluster_rel(fc_row_needs[i].relid, InvalidOid, &params);
+			cluster_rel(needs[i].relid, InvalidOid, &params);
 		}
 		PG_FINALLY();
 		{
@@ -502,6 +489,8 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 						   DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	FcRowNeed  *row_needs = NULL;
+	int			nrow_needs = 0;
 
 #define FC_WRITABLE_TREE() \
 	do { \
@@ -556,7 +545,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 				bool		add_unlogged;
 
 				fc_check_alter_table((AlterTableStmt *) parsetree, &add_unlogged);
-				fc_note_row_needs((AlterTableStmt *) parsetree);
+				row_needs = fc_note_row_needs((AlterTableStmt *) parsetree, &nrow_needs);
 				if (add_unlogged)
 				{
 					AlterTableCmd *cmd = makeNode(AlterTableCmd);
@@ -640,7 +629,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 		CommandCounterIncrement();
 		fc_keep_owned_sequences_logged(RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation,
 														NoLock, true));
-		fc_resize_slots_after_alter();
+		fc_resize_slots_after_alter(row_needs, nrow_needs);
 	}
 }
 
