@@ -319,7 +319,9 @@ fc_slot_set_new_row(FcTable *tbl, char *sp, const void *image, uint32 len,
  * A row moved by an update names its new slot in next_tid, and the new
  * slot names the old one by this tag (never 0), so that a chain followed
  * long after (WHERE CURRENT OF, currtid) stops at a slot freed and taken
- * by another row since, as heap checks the next version's xmin.
+ * by another row since, as heap checks the next version's xmin.  The tag
+ * has 15 bits: a slot taken by a row moved there from another slot passes
+ * for the old row's new version once in 32,768 such cases.
  */
 static inline uint16
 fc_move_tag(uint64 slotno)
