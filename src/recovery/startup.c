@@ -41,6 +41,7 @@
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -650,9 +651,11 @@ fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
  * every start).  Nobody else can read or write the table before the gate
  * opens, but sessions may already hold locks on it while they wait there
  * (a DML statement locks its tables before the planner reaches the gate):
- * a reader's lock on the table conflicts with none of theirs, and no
- * parallel build, whose workers would take ShareLock.  Statements that
- * take stronger locks wait for the gate first (fc_gate_wait_quietly).
+ * so the table is locked as a reader locks it, which conflicts with none
+ * of theirs.  PostgreSQL's parallel build, whose workers take ShareLock,
+ * only if ShareLock is free now: then sessions that come later wait for
+ * it before they reach the gate, not the other way round.  Statements
+ * that take stronger locks wait for the gate first (fc_gate_wait_quietly).
  */
 static bool
 fc_rebuild_index(const FcIndexJob *job)
@@ -669,8 +672,18 @@ fc_rebuild_index(const FcIndexJob *job)
 		ind = try_relation_open(job->indexid, RowExclusiveLock);
 		if (ind != NULL)
 		{
+			bool		parallel = ConditionalLockRelation(rel, ShareLock);
+
 			RelationTruncate(ind, 0);
-			index_build(rel, ind, BuildIndexInfo(ind), true, false);
+
+			/*
+			 * Parallel workers take the index's lock, which with wal_level
+			 * >= replica is WAL-logged under our xid: have one before the
+			 * parallel operation begins, as CREATE INDEX does.
+			 */
+			if (parallel)
+				(void) GetCurrentTransactionId();
+			index_build(rel, ind, BuildIndexInfo(ind), true, parallel);
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
 			built = true;
