@@ -420,7 +420,7 @@ fc_cluster_copy_slot(FcClusterState *st, uint64 s)
 	}
 	ExecStoreVirtualTuple(st->newslot);
 	tuple = fc_form_image(st->new_rel, st->dst, st->newslot);
-	d = fc_insert_row(st->new_rel, st->dst, tuple, v.xmin, v.cmin, 0, 0);
+	d = fc_insert_row(st->new_rel, st->dst, tuple, v.xmin, v.cmin, 0, 0, 0);
 	MemoryContextSwitchTo(oldcxt);
 	ExecClearTuple(st->newslot);
 	MemoryContextReset(st->rowcxt);

@@ -201,7 +201,7 @@ extern TM_Result fc_tuple_update(Relation rel, ItemPointer otid,
 extern void fc_finish_bulk_insert(Relation rel, int options);
 extern uint64 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple,
 							TransactionId xid, CommandId cid, uint16 extra_flags,
-							uint32 spec_token);
+							uint32 spec_token, uint16 moved_from);
 
 /* ---- row_lock.c ---- */
 

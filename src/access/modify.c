@@ -65,7 +65,7 @@ fc_mark_written(TupleTableSlot *slot, CommandId cid, TransactionId lockers,
 
 uint64
 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
-			  CommandId cid, uint16 extra_flags, uint32 spec_token)
+			  CommandId cid, uint16 extra_flags, uint32 spec_token, uint16 moved_from)
 {
 	uint64		slotno;
 	LWLock	   *lock;
@@ -88,6 +88,7 @@ fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
 	fc_slot_set_new_row(tbl, sp, tuple->t_data, tuple->t_len, xid, cid);
+	hdr->moved_from = moved_from;
 	if (extra_flags & FC_SPECULATIVE)
 	{
 		/* the token rides in next_tid, as heap keeps it in t_ctid */
@@ -109,7 +110,7 @@ fc_insert_one(Relation rel, FcTable *tbl, TupleTableSlot *slot, CommandId cid,
 	uint64		slotno;
 
 	slotno = fc_insert_row(rel, tbl, tuple, GetCurrentTransactionId(), cid,
-						   extra_flags, spec_token);
+						   extra_flags, spec_token, 0);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	fc_slot_to_tid(slotno, &slot->tts_tid);
 	fc_mark_written(slot, cid, InvalidTransactionId, false);
@@ -553,11 +554,8 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		LWLockRelease(fc_slot_lock(tbl, slotno));
 		fc_undo_release_unused(tbl, undo);
 
-		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0);
+		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0, fc_move_tag(slotno));
 		fc_slot_to_tid(newslot, &slot->tts_tid);
-		LWLockAcquire(fc_slot_lock(tbl, newslot), LW_EXCLUSIVE);
-		fc_slot_header(tbl, newslot)->moved_from = fc_move_tag(slotno);
-		LWLockRelease(fc_slot_lock(tbl, newslot));
 
 		/*
 		 * Publish the link, then take the old slot's lockers along: one

@@ -193,6 +193,60 @@ fc_expr_replayable(Node *node)
 	return !fc_expr_walker(node, NULL);
 }
 
+/* Can this index prove a key unique: valid, immediate, unique B-tree? */
+static bool
+fc_index_is_unique_key(Relation index)
+{
+	return index->rd_index->indisunique && index->rd_index->indimmediate &&
+		index->rd_index->indisvalid && index->rd_rel->relam == BTREE_AM_OID;
+}
+
+/*
+ * Do the quals pin every key column of the index to one value (column =
+ * expression of no column, by the column's B-tree equality and collation)?
+ * Index quals name the columns by index column number (varno INDEX_VAR),
+ * a scan's filter by table column (varno scanrelid).
+ */
+static bool
+fc_quals_pin_key(List *quals, Relation index, Index varno)
+{
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+
+	for (int k = 0; k < nkeys; k++)
+	{
+		AttrNumber	attnum = varno == INDEX_VAR ? k + 1 : index->rd_index->indkey.values[k];
+		bool		pinned = false;
+		ListCell   *lc;
+
+		if (attnum == 0)
+			return false;		/* an expression column */
+		foreach(lc, quals)
+		{
+			OpExpr	   *op = (OpExpr *) lfirst(lc);
+			Var		   *var;
+
+			if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+				continue;
+			var = (Var *) linitial(op->args);
+			if (IsA(var, RelabelType))
+				var = (Var *) ((RelabelType *) var)->arg;
+			if (IsA(var, Var) && var->varno == varno && var->varattno == attnum &&
+				!contain_var_clause(lsecond(op->args)) &&
+				(!OidIsValid(op->inputcollid) ||
+				 op->inputcollid == index->rd_indcollation[k]) &&
+				get_op_opfamily_strategy(op->opno, index->rd_opfamily[k]) ==
+				BTEqualStrategyNumber)
+			{
+				pinned = true;
+				break;
+			}
+		}
+		if (!pinned)
+			return false;
+	}
+	return true;
+}
+
 /*
  * Does the index scan fetch one row by its whole unique key?  Then a row
  * it returns is a row read; any other index scan may miss rows inserted
@@ -203,36 +257,10 @@ fc_unique_point_lookup(Oid indexid, List *indexqual)
 {
 	/* the executor locks indexes only as it starts the scan */
 	Relation	index = index_open(indexid, AccessShareLock);
-	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
-	Bitmapset  *bound = NULL;
-	ListCell   *lc;
 	bool		result;
 
-	if (!index->rd_index->indisunique || !index->rd_index->indimmediate ||
-		!index->rd_index->indisvalid || index->rd_rel->relam != BTREE_AM_OID)
-	{
-		index_close(index, NoLock);
-		return false;
-	}
-	foreach(lc, indexqual)
-	{
-		OpExpr	   *op = (OpExpr *) lfirst(lc);
-		Var		   *var;
-
-		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
-			continue;
-		var = (Var *) linitial(op->args);
-		if (IsA(var, RelabelType))
-			var = (Var *) ((RelabelType *) var)->arg;
-		if (!IsA(var, Var) || var->varattno < 1 || var->varattno > nkeys)
-			continue;
-		if (get_op_opfamily_strategy(op->opno, index->rd_opfamily[var->varattno - 1]) ==
-			BTEqualStrategyNumber)
-			bound = bms_add_member(bound, var->varattno);
-	}
-	result = bms_num_members(bound) == nkeys;
+	result = fc_index_is_unique_key(index) && fc_quals_pin_key(indexqual, index, INDEX_VAR);
 	index_close(index, NoLock);
-	bms_free(bound);
 	return result;
 }
 
@@ -625,42 +653,10 @@ fc_filter_pins_unique_key(PlannedStmt *pstmt, Index scanrelid, List *quals)
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
-		int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
-		int			matched = 0;
 
-		if (index->rd_index->indisunique && index->rd_index->indimmediate &&
-			index->rd_index->indisvalid && index->rd_rel->relam == BTREE_AM_OID &&
-			index->rd_indpred == NIL)
-		{
-			for (int k = 0; k < nkeys; k++)
-			{
-				AttrNumber	attnum = index->rd_index->indkey.values[k];
-				ListCell   *qc;
-
-				foreach(qc, quals)
-				{
-					OpExpr	   *op = (OpExpr *) lfirst(qc);
-					Var		   *var;
-
-					if (attnum == 0 || !IsA(op, OpExpr) || list_length(op->args) != 2)
-						continue;
-					var = (Var *) linitial(op->args);
-					if (IsA(var, RelabelType))
-						var = (Var *) ((RelabelType *) var)->arg;
-					if (IsA(var, Var) && var->varno == scanrelid && var->varattno == attnum &&
-						!contain_var_clause(lsecond(op->args)) &&
-						(!OidIsValid(op->inputcollid) ||
-						 op->inputcollid == index->rd_indcollation[k]) &&
-						get_op_opfamily_strategy(op->opno, index->rd_opfamily[k]) ==
-						BTEqualStrategyNumber)
-					{
-						matched++;
-						break;
-					}
-				}
-			}
-			pinned = matched == nkeys;
-		}
+		/* a partial index is unique only over the rows it covers */
+		pinned = fc_index_is_unique_key(index) && index->rd_indpred == NIL &&
+			fc_quals_pin_key(quals, index, scanrelid);
 		index_close(index, NoLock);
 		if (pinned)
 			break;
