@@ -32,6 +32,7 @@ OBJS = \
 	src/access/vacuum.o \
 	src/access/utility.o \
 	src/txn/write_set.o \
+	src/txn/prepare_locks.o \
 	src/txn/pending_drop.o \
 	src/txn/commit.o \
 	src/txn/client_output.o \
@@ -82,7 +83,7 @@ PG_CFLAGS = -MMD -MP
 TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 
 REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
-	analyze_vacuum errors stats memory_formula bytes_per_char procedures \
+	analyze_vacuum errors stats memory_formula bytes_per_char procedures call_inputs \
 	row_versions
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 

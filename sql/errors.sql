@@ -119,6 +119,41 @@ INSERT INTO er_child VALUES (1, 1);
 PREPARE TRANSACTION 'regress_fc_prep';
 SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'regress_fc_prep';
 DROP TABLE er_child;
+-- ... or holding a lock that startup recovery would wait for after a
+-- restart (SHARE or stronger, on the table or one of its indexes)
+BEGIN;
+LOCK TABLE er IN SHARE MODE;
+PREPARE TRANSACTION 'regress_fc_prep';
+BEGIN;
+CREATE INDEX er_n_prep ON er (n);
+PREPARE TRANSACTION 'regress_fc_prep';
+CREATE INDEX er_n ON er (n);
+BEGIN;
+REINDEX INDEX er_n;
+PREPARE TRANSACTION 'regress_fc_prep';
+BEGIN;
+ALTER INDEX er_n SET TABLESPACE pg_default;
+PREPARE TRANSACTION 'regress_fc_prep';
+DROP INDEX er_n;
+SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'regress_fc_prep';
+-- weaker locks, and row locks of a rolled-back savepoint (released, as
+-- heap's are), do not stop it
+BEGIN;
+LOCK TABLE er IN SHARE UPDATE EXCLUSIVE MODE;
+SAVEPOINT s;
+SELECT id FROM er WHERE id = 1 FOR UPDATE;
+ROLLBACK TO SAVEPOINT s;
+INSERT INTO er_heap VALUES (4);
+PREPARE TRANSACTION 'regress_fc_prep';
+ROLLBACK PREPARED 'regress_fc_prep';
+-- a row lock of a released savepoint stays the transaction's
+BEGIN;
+SAVEPOINT s;
+SELECT id FROM er WHERE id = 1 FOR UPDATE;
+RELEASE SAVEPOINT s;
+SAVEPOINT t;
+ROLLBACK TO SAVEPOINT t;
+PREPARE TRANSACTION 'regress_fc_prep';
 -- a transaction that only read fastckpt tables can be prepared
 BEGIN;
 SELECT count(*) FROM er;

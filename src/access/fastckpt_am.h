@@ -299,6 +299,10 @@ extern void fc_index_validate_scan(Relation table_rel, Relation index_rel,
 extern void fc_relation_vacuum(Relation rel, struct VacuumParams *params,
 							   BufferAccessStrategy bstrategy);
 
+/* ---- utility.c ---- */
+
+extern bool fc_relid_is_fastckpt(Oid relid);
+
 /* ---- access gate (recovery/gate.c) ---- */
 
 extern void fc_gate_wait(Relation rel);

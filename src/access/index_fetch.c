@@ -101,7 +101,14 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	found = fc_visible_version(hdr, fc_pp_live(sp, &scan->tbl->layout), snapshot, &v);
 	if (unlikely(fc_read_set_active))
 	{
-		if (IsMVCCSnapshot(snapshot))
+		/*
+		 * A dirty snapshot is a uniqueness probe: INSERT ... ON CONFLICT
+		 * DO NOTHING did nothing because of the row it found, which must
+		 * still be there for replay.  (A probe that finds nothing goes on
+		 * to insert, which the unique index orders against other inserts.)
+		 */
+		if (IsMVCCSnapshot(snapshot) ||
+			(found && snapshot->snapshot_type == SNAPSHOT_DIRTY))
 			fc_read_note_row_slow(scan->tbl, slotno, hdr, found ? &v : NULL, snapshot);
 		scan->hit_since_reset |= found;
 	}

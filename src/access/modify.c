@@ -84,7 +84,7 @@ fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple, TransactionId xid,
 	hdr = (FcSlotHeader *) sp;
 
 	/* record it first: if anything below fails, abort finds the slot */
-	fc_write_set_add(tbl, slotno, FC_OP_INSERT, xid);
+	fc_write_set_add(tbl, slotno, FC_OP_INSERT, xid, InvalidTransactionId);
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
 	fc_slot_set_new_row(tbl, sp, tuple->t_data, tuple->t_len, xid, cid);
@@ -375,7 +375,7 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 		return fc_row_check_to_tm(check, &conflict, tmfd);
 	}
 
-	fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid);
+	fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid, hdr->xmin);
 	hdr->xmax = xid;
 	hdr->cmax = cid;
 	hdr->flags &= ~FC_XMAX_BITS;
@@ -501,7 +501,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	if (!moved)
 	{
 		/* in place: the old version goes to undo, the TID stays */
-		fc_write_set_add(tbl, slotno, FC_OP_UPDATE, xid);
+		fc_write_set_add(tbl, slotno, FC_OP_UPDATE, xid, hdr->xmin);
 		memcpy(undo->data, fc_pp_live(sp, &tbl->layout), hdr->live_len);
 		undo->len = hdr->live_len;
 		undo->xmin = hdr->xmin;
@@ -545,7 +545,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		uint16		lockers_info;
 
 		/* out of place: mark the old row moved, then insert the new one */
-		fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid);
+		fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid, hdr->xmin);
 		hdr->xmax = xid;
 		hdr->cmax = cid;
 		hdr->flags &= ~FC_XMAX_BITS;

@@ -30,6 +30,7 @@
 
 #include "access/fastckpt_am.h"
 #include "store/table_store.h"
+#include "txn/read_set.h"
 #include "txn/write_set.h"
 
 LOCKMODE
@@ -567,8 +568,23 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			bool		moved;
 			bool		traversed = conflict.traversed;
 			ItemPointerData next;
+			bool		forgive = false;
+			TransactionId scan_xmin = InvalidTransactionId;
 
 			fc_add_row_lock(hdr, mode);
+
+			/*
+			 * The executor goes on with the latest version (EvalPlanQual):
+			 * what its scan read of this row, through the snapshot, is
+			 * thrown away.  A registered call's read set forgets it.
+			 */
+			if (follow && unlikely(fc_read_set_active) && snapshot != NULL &&
+				IsMVCCSnapshot(snapshot) &&
+				fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v))
+			{
+				forgive = true;
+				scan_xmin = v.xmin;
+			}
 
 			/*
 			 * Hand back the latest version, except where a transaction
@@ -584,6 +600,8 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				!ItemPointerIndicatesMovedPartitions(&hdr->next_tid);
 			next = hdr->next_tid;
 			LWLockRelease(lock);
+			if (forgive)
+				fc_read_forgive_row(tbl, slotno, scan_xmin);
 
 			if (moved)
 			{

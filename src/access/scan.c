@@ -47,7 +47,15 @@ fc_fetch_slot_version(Relation rel, FcTable *tbl, uint64 slotno,
 
 	LWLockAcquire(lock, LW_SHARED);
 	found = fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v);
-	fc_read_note_row(tbl, slotno, hdr, found ? &v : NULL, snapshot);
+
+	/*
+	 * A registered call's read set takes what snapshots see.  The executor
+	 * fetches a row it is about to update or delete again with SnapshotAny
+	 * (to build the new row, for RETURNING): its scan noted that read, and
+	 * the write itself goes to the version fetched, or fails.
+	 */
+	if (IsMVCCSnapshot(snapshot))
+		fc_read_note_row(tbl, slotno, hdr, found ? &v : NULL, snapshot);
 	fc_ssi_read(rel, slotno, hdr, found ? &v : NULL, snapshot);
 	if (found)
 		fc_store_version(slot, rel, slotno, &v);

@@ -68,7 +68,7 @@ fc_is_fastckpt_name(const char *am)
 }
 
 /* Is this relation a fastckpt table?  (No lock taken; fine for checks.) */
-static bool
+bool
 fc_relid_is_fastckpt(Oid relid)
 {
 	HeapTuple	tup;

@@ -21,7 +21,9 @@
  */
 #include "postgres.h"
 
+#include "access/gin.h"
 #include "access/htup_details.h"
+#include "access/toast_compression.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_language.h"
@@ -38,6 +40,7 @@
 #include "pgtime.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
+#include "utils/array.h"
 #include "utils/bytea.h"
 #include "utils/datum.h"
 #include "utils/float.h"
@@ -45,8 +48,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/xml.h"
 
 #include "procs/procs.h"
 #include "recovery/gate.h"
@@ -231,7 +236,17 @@ fc_func_language(Oid funcid)
  *	  queries are parsed when it runs, with the session's settings;
  *	- quote_all_identifiers: quote_ident() is immutable yet reads it;
  *	- session_replication_role: "replica" skips the foreign-key triggers
- *	  replay would fire.
+ *	  replay would fire;
+ *	- array_nulls, xmlbinary, xmloption, timezone_abbreviations: how
+ *	  literals in the routine's queries read, and XML values print;
+ *	- gin_fuzzy_search_limit: GIN scans return a random subset;
+ *	- default_toast_compression: the stored bytes of a large value, which
+ *	  the replayed call's digest compares;
+ *	- row_security: off errors where replay would filter;
+ *	- the PL/pgSQL settings: check_asserts off skips a failing ASSERT,
+ *	  extra_warnings = too_many_rows makes SELECT INTO ask for two rows
+ *	  without STRICT's error, variable_conflict resolves names otherwise.
+ * Values as SHOW prints them: replay sets only those that differ.
  */
 const FcReplaySetting fc_replay_settings[] = {
 	{"extra_float_digits", "1"},
@@ -240,6 +255,17 @@ const FcReplaySetting fc_replay_settings[] = {
 	{"transform_null_equals", "off"},
 	{"quote_all_identifiers", "off"},
 	{"session_replication_role", "origin"},
+	{"array_nulls", "on"},
+	{"xmlbinary", "base64"},
+	{"xmloption", "content"},
+	{"timezone_abbreviations", "Default"},
+	{"gin_fuzzy_search_limit", "0"},
+	{"default_toast_compression", "pglz"},
+	{"row_security", "on"},
+	{"plpgsql.check_asserts", "on"},
+	{"plpgsql.extra_warnings", "none"},
+	{"plpgsql.extra_errors", "none"},
+	{"plpgsql.variable_conflict", "error"},
 };
 const int	fc_replay_nsettings = lengthof(fc_replay_settings);
 
@@ -287,20 +313,35 @@ fc_datetime_plans_refresh(void)
 	}
 }
 
+/* Is a setting as replay sets it (or not defined in this session)? */
+static bool
+fc_setting_is(const char *name, const char *value)
+{
+	const char *current = GetConfigOption(name, true, false);
+
+	return current == NULL || strcmp(current, value) == 0;
+}
+
 /*
- * Does this session run calls as replay would, with the settings above
- * (and PL/pgSQL's name resolution as its default, error)?
+ * Does this session run calls as replay would, with the settings above?
+ * The server's own settings are read from their variables; the others by
+ * name.
  */
 static bool
 fc_call_settings_replayable(void)
 {
-	const char *conflict = GetConfigOption("plpgsql.variable_conflict", true, false);
-
 	return extra_float_digits > 0 && bytea_output == BYTEA_OUTPUT_HEX &&
 		standard_conforming_strings && !Transform_null_equals &&
 		!quote_all_identifiers &&
 		SessionReplicationRole == SESSION_REPLICATION_ROLE_ORIGIN &&
-		(conflict == NULL || strcmp(conflict, "error") == 0);
+		Array_nulls && xmlbinary == XMLBINARY_BASE64 &&
+		xmloption == XMLOPTION_CONTENT && GinFuzzySearchLimit == 0 &&
+		default_toast_compression == TOAST_PGLZ_COMPRESSION && row_security &&
+		fc_setting_is("timezone_abbreviations", "Default") &&
+		fc_setting_is("plpgsql.check_asserts", "on") &&
+		fc_setting_is("plpgsql.extra_warnings", "none") &&
+		fc_setting_is("plpgsql.extra_errors", "none") &&
+		fc_setting_is("plpgsql.variable_conflict", "error");
 }
 
 /*
@@ -462,6 +503,17 @@ fc_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count,
 	if (count > 0 && count != 2 && qd->operation == CMD_SELECT && fc_call_active &&
 		qd != fc_call.query && !fc_in_recovery_worker && !fc_call_tainted() &&
 		!fc_plan_single_row(qd->plannedstmt))
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+
+	/*
+	 * The same for the rows of INSERT/UPDATE/DELETE ... RETURNING that
+	 * something reads in turn (a FOR loop, a cursor, the result of an SQL
+	 * function): they come in the plan's order.  RETURNING INTO runs with
+	 * two, as above.
+	 */
+	if (count != 2 && qd->operation != CMD_SELECT && qd->plannedstmt->hasReturning &&
+		fc_call_active && qd != fc_call.query && !fc_in_recovery_worker &&
+		!fc_call_tainted() && !fc_plan_single_row(qd->plannedstmt))
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 
 	fc_nesting++;

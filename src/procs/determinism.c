@@ -32,6 +32,7 @@
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
@@ -46,6 +47,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/typcache.h"
 
 #include "access/fastckpt_am.h"
 #include "procs/procs.h"
@@ -66,9 +68,15 @@ fc_function_replayable(Oid funcid)
 	return fc_proc_is_registered(funcid, NULL);
 }
 
+/*
+ * With a plan check as context, note fastckpt_random(): its values go to
+ * rows in the order the plan makes them (fc_plan_check).
+ */
 static bool
 fc_function_not_replayable(Oid funcid, void *context)
 {
+	if (context != NULL && funcid == fc_helper_oid("fastckpt_random"))
+		*(bool *) context = true;
 	return !fc_function_replayable(funcid);
 }
 
@@ -267,6 +275,7 @@ fc_unique_point_lookup(Oid indexid, List *indexqual)
 typedef struct FcPlanCheck
 {
 	PlannedStmt *pstmt;
+	bool		uses_random;	/* fastckpt_random() somewhere */
 	FcFallback	reason;
 	List	   *table_reads;	/* OIDs of tables read whole by index scans */
 } FcPlanCheck;
@@ -287,7 +296,7 @@ fc_index_scan_read(FcPlanCheck *check, Index scanrelid, Oid indexid, List *index
 static bool
 fc_exprs_bad(FcPlanCheck *check, List *exprs)
 {
-	if (fc_expr_walker((Node *) exprs, NULL))
+	if (fc_expr_walker((Node *) exprs, &check->uses_random))
 	{
 		check->reason = FC_FALLBACK_NONDETERMINISTIC;
 		return true;
@@ -297,6 +306,75 @@ fc_exprs_bad(FcPlanCheck *check, List *exprs)
 
 static bool fc_plan_walk(FcPlanCheck *check, Plan *plan);
 static bool fc_plan_one_row(PlannedStmt *pstmt, Plan *plan);
+
+/*
+ * A domain's CHECK constraints (its base domains' included) run when a
+ * value is stored, outside the plan.
+ */
+static bool
+fc_domain_checks_bad(FcPlanCheck *check, Oid typid)
+{
+	DomainConstraintRef ref;
+	MemoryContext refctx;
+	ListCell   *lc;
+	bool		bad = false;
+
+	if (get_typtype(typid) != TYPTYPE_DOMAIN)
+		return false;
+	/* the reference lives on this stack: release it before returning */
+	refctx = AllocSetContextCreate(CurrentMemoryContext, "fastckpt domain checks",
+								   ALLOCSET_SMALL_SIZES);
+	InitDomainConstraintRef(typid, &ref, refctx, false);
+	foreach(lc, ref.constraints)
+	{
+		DomainConstraintState *con = (DomainConstraintState *) lfirst(lc);
+
+		if (con->constrainttype == DOM_CONSTRAINT_CHECK &&
+			fc_expr_walker((Node *) con->check_expr, &check->uses_random))
+			bad = true;
+	}
+	MemoryContextDelete(refctx);
+	return bad;
+}
+
+/*
+ * The table's CHECK constraints and its columns' domain checks run when a
+ * row is stored, outside the plan: now() in one of them may pass at the
+ * call and fail at replay.  A partitioned table's rows go to its
+ * partitions, whose constraints count too.
+ */
+static bool
+fc_stored_checks_bad(FcPlanCheck *check, Oid relid)
+{
+	List	   *relids = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ?
+		find_all_inheritors(relid, NoLock, NULL) : list_make1_oid(relid);
+	ListCell   *lc;
+	bool		bad = false;
+
+	foreach(lc, relids)
+	{
+		Relation	rel = RelationIdGetRelation(lfirst_oid(lc));
+		TupleDesc	desc;
+
+		if (!RelationIsValid(rel))
+			continue;
+		desc = RelationGetDescr(rel);
+		for (int i = 0; !bad && desc->constr != NULL && i < desc->constr->num_check; i++)
+			bad = fc_expr_walker(stringToNode(desc->constr->check[i].ccbin),
+								 &check->uses_random);
+		for (int i = 0; !bad && i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			bad = !att->attisdropped && fc_domain_checks_bad(check, att->atttypid);
+		}
+		RelationClose(rel);
+		if (bad)
+			break;
+	}
+	list_free(relids);
+	return bad;
+}
 
 /* Does the plan scan one of the relations (range table indexes)? */
 static bool
@@ -470,6 +548,18 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 				if (mt->onConflictAction == ONCONFLICT_NOTHING &&
 					!fc_plan_one_row(check->pstmt, plan->lefttree))
 					goto unsupported;
+				if (mt->operation != CMD_DELETE)
+				{
+					ListCell   *lc;
+
+					foreach(lc, mt->resultRelations)
+					{
+						RangeTblEntry *rte = rt_fetch(lfirst_int(lc), check->pstmt->rtable);
+
+						if (fc_stored_checks_bad(check, rte->relid))
+							goto unsupported;
+					}
+				}
 				break;
 			}
 		case T_Append:
@@ -685,6 +775,8 @@ fc_plan_one_row(PlannedStmt *pstmt, Plan *plan)
 	{
 		case T_Result:
 			return plan->lefttree == NULL;
+		case T_ModifyTable:
+			return fc_plan_one_row(pstmt, plan->lefttree);
 		case T_Agg:
 			return ((Agg *) plan)->aggstrategy == AGG_PLAIN;
 		case T_IndexScan:
@@ -717,9 +809,21 @@ fc_plan_check(FcPlanCheck *check)
 		Relation	rel;
 		bool		ours;
 
-		if (rte->rtekind != RTE_RELATION || rte->relkind == RELKIND_VIEW ||
-			rte->relkind == RELKIND_PARTITIONED_TABLE)
+		if (rte->rtekind != RTE_RELATION)
 			continue;
+
+		/*
+		 * Views and partitioned parents only name tables.  A temporary
+		 * one may shadow a lasting table of the same name, which replay,
+		 * with no temporary schema, would read instead.
+		 */
+		if (rte->relkind == RELKIND_VIEW ||
+			rte->relkind == RELKIND_PARTITIONED_TABLE)
+		{
+			if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP)
+				return FC_FALLBACK_NON_FASTCKPT_RELATION;
+			continue;
+		}
 		if (rte->relkind != RELKIND_RELATION)
 			return FC_FALLBACK_NON_FASTCKPT_RELATION;
 
@@ -748,6 +852,9 @@ fc_plan_check(FcPlanCheck *check)
 		fc_plan_walk(check, pstmt->planTree) ||
 		fc_plans_walk(check, pstmt->subplans))
 		return check->reason != FC_FALLBACK_NONE ? check->reason : FC_FALLBACK_NONDETERMINISTIC;
+	/* fastckpt_random() hands out its values in the plan's row order */
+	if (check->uses_random && !fc_plan_one_row(pstmt, pstmt->planTree))
+		return FC_FALLBACK_NONDETERMINISTIC;
 	return FC_FALLBACK_NONE;
 }
 
@@ -898,6 +1005,7 @@ fc_plan_replayable(PlannedStmt *pstmt)
 	}
 
 	check.pstmt = pstmt;
+	check.uses_random = false;
 	check.reason = FC_FALLBACK_NONE;
 	check.table_reads = NIL;
 	reason = fc_plan_check(&check);
@@ -941,6 +1049,22 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 		return;
 	switch (stmt->cmd_type)
 	{
+		case PLPGSQL_STMT_BLOCK:
+			{
+				PLpgSQL_stmt_block *block = (PLpgSQL_stmt_block *) stmt;
+
+				/* DECLARE x := ... is evaluated as the block starts */
+				for (int i = 0; i < block->n_initvars; i++)
+				{
+					PLpgSQL_datum *datum = estate->datums[block->initvarnos[i]];
+
+					if (datum->dtype == PLPGSQL_DTYPE_VAR)
+						fc_check_plexpr(((PLpgSQL_var *) datum)->default_val);
+					else if (datum->dtype == PLPGSQL_DTYPE_REC)
+						fc_check_plexpr(((PLpgSQL_rec *) datum)->default_val);
+				}
+				break;
+			}
 		case PLPGSQL_STMT_ASSIGN:
 			fc_check_plexpr(((PLpgSQL_stmt_assign *) stmt)->expr);
 			break;

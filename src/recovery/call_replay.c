@@ -52,6 +52,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/regproc.h"
 #include "utils/plancache.h"
 #include "utils/relfilenodemap.h"
 #include "utils/rel.h"
@@ -563,9 +564,15 @@ fc_serial_execute(const fc_log_call_view *view)
 	fc_serial_restore_session(view->search_path, call->search_path_len);
 	/* whatever the server's configuration says: see procs.h */
 	for (int i = 0; i < fc_replay_nsettings; i++)
-		(void) set_config_option(fc_replay_settings[i].name, fc_replay_settings[i].value,
-								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
-								 false);
+	{
+		const char *current = GetConfigOption(fc_replay_settings[i].name, true, false);
+
+		/* setting timezone_abbreviations reads a file: only when needed */
+		if (current == NULL || strcmp(current, fc_replay_settings[i].value) != 0)
+			(void) set_config_option(fc_replay_settings[i].name, fc_replay_settings[i].value,
+									 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
+									 false);
+	}
 
 	fexpr = makeFuncExpr(call->funcid, get_func_rettype(call->funcid),
 						 fc_serial_call_args(view), InvalidOid, call->inputcollid,
@@ -587,6 +594,22 @@ fc_serial_execute(const fc_log_call_view *view)
 		(void) ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
 		FreeExecutorState(estate);
 	}
+}
+
+/* The routine's name for messages, or its OID if it has none now. */
+static char *
+fc_routine_label(Oid funcid)
+{
+	char	   *name;
+	char	   *label;
+
+	StartTransactionCommand();
+	name = format_procedure_extended(funcid, FORMAT_PROC_INVALID_AS_NULL |
+									 FORMAT_PROC_FORCE_QUALIFY);
+	label = name ? psprintf("%s (OID %u)", name, funcid) : psprintf("%u", funcid);
+	label = MemoryContextStrdup(TopMemoryContext, label);
+	CommitTransactionCommand();
+	return label;
 }
 
 /* Replay one CALL record; false if it could not be repeated exactly. */
@@ -643,8 +666,8 @@ fc_serial_call(FcSerialState *st, const fc_log_header *rec)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		fc_serial_fail(st, "replaying the call of routine %u logged at %llu (CSN %llu) failed: %s",
-					   view.call->funcid, (unsigned long long) rec->lsn,
+		fc_serial_fail(st, "replaying the call of routine %s logged at %llu (CSN %llu) failed: %s",
+					   fc_routine_label(view.call->funcid), (unsigned long long) rec->lsn,
 					   (unsigned long long) rec->csn, edata->message);
 		FreeErrorData(edata);
 		ok = false;
@@ -659,8 +682,8 @@ fc_serial_call(FcSerialState *st, const fc_log_header *rec)
 
 	if (fc_replayed_digest != view.call->digest || fc_replayed_nwritten != view.call->nwritten)
 	{
-		fc_serial_fail(st, "the call of routine %u logged at %llu (CSN %llu) wrote something else at replay (%u rows, digest %016llx; logged: %u rows, digest %016llx)",
-					   view.call->funcid, (unsigned long long) rec->lsn,
+		fc_serial_fail(st, "the call of routine %s logged at %llu (CSN %llu) wrote something else at replay (%u rows, digest %016llx; logged: %u rows, digest %016llx)",
+					   fc_routine_label(view.call->funcid), (unsigned long long) rec->lsn,
 					   (unsigned long long) rec->csn, fc_replayed_nwritten,
 					   (unsigned long long) fc_replayed_digest, view.call->nwritten,
 					   (unsigned long long) view.call->digest);

@@ -7,11 +7,18 @@
  * transaction with a smaller CSN would read what it read.  Two kinds of
  * reads are tracked while the call runs:
  *
- * - rows: the slot and the creator/deleter of its newest version.  A row
- *   whose newest version is not the one returned (someone else's update or
- *   delete in flight, or an older version seen through the snapshot) is a
- *   suspect: fine only if the call then wrote that row itself, which row
- *   locks order after the other writer.
+ * - rows: the slot, the creator of the version returned, and the
+ *   creator/deleter of its newest version.  A row whose newest version is
+ *   not the one returned (someone else's update or delete in flight, or an
+ *   older version seen through the snapshot) is a suspect.  A row the call
+ *   then wrote itself needs no more checks if the call read the very
+ *   version its first write replaced: row locks order every other writer
+ *   of it either before that version (smaller CSN) or after the call.
+ *   A read of an older version is a lost update waiting to happen (read a
+ *   balance, another session updates it, write the balance read minus 10)
+ *   unless the executor threw the value away: an UPDATE, DELETE or FOR
+ *   UPDATE that finds a newer version re-evaluates the statement on it
+ *   (EvalPlanQual), and fc_read_forgive_row drops the scan's read then.
  * - tables: scans and index probes that found nothing may miss rows, so
  *   any transaction that wrote the table since counts.  Writers count
  *   themselves in the table's write_count at commit, before their CSN and
@@ -42,7 +49,10 @@ typedef struct FcRowRead
 	uint64		slotno;
 	TransactionId xmin;			/* newest version's creator when read */
 	TransactionId xmax;			/* ... and its deleter */
+	TransactionId read_xmin;	/* creator of the version returned, or
+								 * invalid if none was */
 	bool		suspect;
+	bool		own;			/* the version returned was our own */
 } FcRowRead;
 
 typedef struct FcTableRead
@@ -56,6 +66,8 @@ typedef struct FcWriteKey
 {
 	FcTable    *tbl;
 	uint64		slotno;
+	int			seq;			/* position in the write set */
+	TransactionId replaced_xmin;
 } FcWriteKey;
 
 bool		fc_read_set_active = false;
@@ -136,7 +148,33 @@ fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
 	r->slotno = slotno;
 	r->xmin = hdr->xmin;
 	r->xmax = hdr->xmax;
+	r->read_xmin = v != NULL ? v->xmin : InvalidTransactionId;
+	r->own = v != NULL && TransactionIdIsCurrentTransactionId(v->xmin);
 	r->suspect = suspect;
+}
+
+/*
+ * The executor re-evaluates its statement on a newer version of this row
+ * than its scan returned (EvalPlanQual): one read of the version the scan
+ * saw, the scan's, no longer matters.  Any other read of that version was
+ * of the same value, and still counts.
+ */
+void
+fc_read_forgive_row(FcTable *tbl, uint64 slotno, TransactionId scan_xmin)
+{
+	if (!fc_read_set_active)
+		return;
+	for (int i = fc_nrows - 1; i >= 0; i--)
+	{
+		FcRowRead  *r = &fc_rows[i];
+
+		if (r->tbl == tbl && r->generation == tbl->generation &&
+			r->slotno == slotno && r->read_xmin == scan_xmin)
+		{
+			fc_rows[i] = fc_rows[--fc_nrows];
+			return;
+		}
+	}
 }
 
 /* Where a read of the table starts: what it may have seen of its writes. */
@@ -197,17 +235,50 @@ fc_write_key_cmp(const void *a, const void *b)
 	return 0;
 }
 
+static int
+fc_write_key_seq_cmp(const void *a, const void *b)
+{
+	const FcWriteKey *x = a;
+	const FcWriteKey *y = b;
+	int			c = fc_write_key_cmp(a, b);
+
+	if (c != 0)
+		return c;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq ? 1 : 0);
+}
+
+/* The call's first write of a slot, or NULL. */
+static const FcWriteKey *
+fc_first_write(const FcWriteKey *key, const FcWriteKey *writes, int nwrites)
+{
+	const FcWriteKey *w = bsearch(key, writes, nwrites, sizeof(FcWriteKey),
+								  fc_write_key_cmp);
+
+	while (w != NULL && w > writes && fc_write_key_cmp(w - 1, key) == 0)
+		w--;
+	return w;
+}
+
 static bool
 fc_row_still_current(const FcRowRead *r, FcWriteKey *writes, int nwrites)
 {
-	FcWriteKey	key = {r->tbl, r->slotno};
+	FcWriteKey	key = {r->tbl, r->slotno, 0, InvalidTransactionId};
+	const FcWriteKey *first;
 	FcSlotHeader *hdr;
 	LWLock	   *lock;
 	bool		current;
 
-	if (bsearch(&key, writes, nwrites, sizeof(FcWriteKey), fc_write_key_cmp))
-		return true;			/* we wrote it: ordered after other writers */
-	if (r->suspect || r->tbl->generation != r->generation)
+	if (r->tbl->generation != r->generation)
+		return false;
+	first = fc_first_write(&key, writes, nwrites);
+	if (first != NULL)
+	{
+		/* we wrote it: did we read what our write replaced, or our own? */
+		return r->own ||
+			(TransactionIdIsValid(r->read_xmin) &&
+			 r->read_xmin == first->replaced_xmin);
+	}
+	if (r->suspect)
 		return false;
 	lock = fc_slot_lock(r->tbl, r->slotno);
 	hdr = fc_slot_header(r->tbl, r->slotno);
@@ -257,8 +328,10 @@ fc_read_set_validate(void)
 
 			writes[i].tbl = w->tbl;
 			writes[i].slotno = w->slotno;
+			writes[i].seq = i;
+			writes[i].replaced_xmin = w->replaced_xmin;
 		}
-		qsort(writes, nwrites, sizeof(FcWriteKey), fc_write_key_cmp);
+		qsort(writes, nwrites, sizeof(FcWriteKey), fc_write_key_seq_cmp);
 	}
 	for (int i = 0; i < fc_nrows && valid; i++)
 		valid = fc_row_still_current(&fc_rows[i], writes, nwrites);

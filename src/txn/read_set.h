@@ -27,6 +27,9 @@ extern void fc_read_set_reset(void);
 extern void fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
 								  const FcVisible *v, Snapshot snapshot);
 
+extern void fc_read_forgive_row(FcTable *tbl, uint64 slotno,
+								TransactionId scan_xmin);
+
 /* The reader may have missed rows: every change to the table matters. */
 typedef struct FcTableReadMark
 {

@@ -32,7 +32,12 @@ static FcWrite *fc_writes = NULL;
 static int	fc_nwrites = 0;
 static int	fc_writes_cap = 0;
 static bool fc_installed = false;	/* shadow images got this xact's rows */
-static bool fc_locked_rows = false;	/* FOR UPDATE/SHARE (also foreign keys') */
+/*
+ * Shallowest transaction nest level holding a fastckpt row lock (FOR
+ * UPDATE/SHARE, also foreign keys'); 0: none.  A rolled-back savepoint's
+ * locks are gone, as heap's are: their locker xid aborted.
+ */
+static int	fc_row_lock_level = 0;
 static uint64 fc_install_phase = 0; /* ... in this phase */
 
 uint64
@@ -42,7 +47,8 @@ fc_pp_phase(void)
 }
 
 void
-fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid)
+fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid,
+				 TransactionId replaced_xmin)
 {
 	FcWrite    *w;
 
@@ -63,6 +69,7 @@ fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid)
 	w->generation = tbl->generation;
 	w->slotno = slotno;
 	w->xid = xid;
+	w->replaced_xmin = replaced_xmin;
 	w->nestlevel = GetCurrentTransactionNestLevel();
 	w->op = op;
 }
@@ -364,7 +371,10 @@ fc_write_set_rollback(int nestlevel)
 void
 fc_write_set_note_row_lock(void)
 {
-	fc_locked_rows = true;
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (fc_row_lock_level == 0 || level < fc_row_lock_level)
+		fc_row_lock_level = level;
 }
 
 static void
@@ -372,7 +382,7 @@ fc_write_set_reset(void)
 {
 	fc_nwrites = 0;
 	fc_installed = false;
-	fc_locked_rows = false;
+	fc_row_lock_level = 0;
 	if (fc_writes_cap > 4096)
 	{
 		pfree(fc_writes);
@@ -412,17 +422,18 @@ fc_xact_callback(XactEvent event, void *arg)
 						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
 						 errdetail("A prepared transaction outlives its session, but fastckpt keeps a transaction's row changes with the session until it ends."),
 						 errhint("Commit or roll back instead, or keep fastckpt writes out of two-phase transactions.")));
-			if (fc_locked_rows)
+			if (fc_row_lock_level > 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has locked rows of fastckpt tables"),
 						 errdetail("Row locks of fastckpt tables (FOR UPDATE or FOR SHARE, also the ones foreign key checks take) live in shared memory only: a restart while the transaction stays prepared would release them."),
 						 errhint("Commit or roll back instead, or keep fastckpt tables out of two-phase transactions.")));
+			fc_prepare_check_table_locks();
 			fc_commit_wait_reads();
 			break;
 		case XACT_EVENT_PREPARE:
 			/* nothing of it was logged: only a checkpoint request to forget */
-			fc_locked_rows = false;
+			fc_row_lock_level = 0;
 			fc_commit_at_end();
 			fc_call_at_xact_end();
 			fc_catalog_watch_prepared();
@@ -444,11 +455,15 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			/* the parent now owns these writes */
 			for (int i = fc_nwrites - 1; i >= 0 && fc_writes[i].nestlevel >= level; i--)
 				fc_writes[i].nestlevel = level - 1;
+			if (fc_row_lock_level == level)
+				fc_row_lock_level = level - 1;
 			fc_pending_drops_at_subxact_end(true, level);
 			break;
 		case SUBXACT_EVENT_ABORT_SUB:
 			fc_call_at_subxact_abort();
 			fc_write_set_rollback(level);
+			if (fc_row_lock_level >= level)
+				fc_row_lock_level = 0;
 			fc_abort_flush_created_files();
 			fc_pending_drops_at_subxact_end(false, level);
 			break;

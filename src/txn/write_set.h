@@ -28,6 +28,9 @@ typedef struct FcWrite
 	uint64		generation;		/* the table's, when written */
 	uint64		slotno;
 	TransactionId xid;			/* (sub)transaction that wrote */
+	TransactionId replaced_xmin;	/* creator of the version this write
+									 * replaced (update, delete); invalid for
+									 * an insert */
 	int			nestlevel;
 	FcWriteOp	op;
 } FcWrite;
@@ -43,9 +46,13 @@ fc_write_is_logged(const FcWrite *w)
 }
 
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
-							 TransactionId xid);
+							 TransactionId xid, TransactionId replaced_xmin);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
 extern void fc_write_set_note_row_lock(void);
+
+/* ---- prepare_locks.c ---- */
+
+extern void fc_prepare_check_table_locks(void);
 extern bool fc_write_set_has_subxact_writes(void);
 extern bool fc_write_set_has_logged_writes(void);
 extern int	fc_write_set_size(void);
