@@ -33,6 +33,7 @@ OBJS = \
 	src/access/utility.o \
 	src/txn/write_set.o \
 	src/txn/prepare_locks.o \
+	src/txn/sequence_flush.o \
 	src/txn/pending_drop.o \
 	src/txn/commit.o \
 	src/txn/client_output.o \

@@ -397,6 +397,8 @@ fc_commit_pre_commit(void)
 		XLogFlush(XactLastRecEnd);
 		ForceSyncCommit();
 	}
+	else
+		fc_flush_owned_sequences();
 
 	/* before the CSN: a call committing after us sees us as a writer */
 	fc_count_live_rows();

@@ -53,6 +53,10 @@ extern void fc_write_set_note_row_lock(void);
 /* ---- prepare_locks.c ---- */
 
 extern void fc_prepare_check_table_locks(void);
+
+/* ---- sequence_flush.c ---- */
+
+extern void fc_flush_owned_sequences(void);
 extern bool fc_write_set_has_subxact_writes(void);
 extern bool fc_write_set_has_logged_writes(void);
 extern int	fc_write_set_size(void);

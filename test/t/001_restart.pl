@@ -5,7 +5,8 @@
 # work does not, and the rebuilt indexes find exactly the rows.  A table
 # whose slots were sized with pg_fastckpt.bytes_per_char keeps that size.
 # Serial and identity sequences of fastckpt tables are logged, so a crash
-# does not make them hand out values the recovered rows hold.
+# does not make them hand out values the recovered rows hold, also when
+# the WAL record covering a value came from a rolled-back transaction.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -201,6 +202,33 @@ is($node->safe_psql('postgres', q{
 	       (SELECT count(DISTINCT id) || '/' || count(*) FROM seq_added)}),
 	'6/6 6/6 8/8 6/6',
 	'after a crash, new rows take sequence values no recovered row holds');
+
+# ... also when the WAL record that covers a committed row's value came
+# from a transaction that rolled back (nextval logs 32 values ahead), and
+# the commit wrote no WAL itself: it flushes that record before it is
+# acknowledged, as a heap commit's own commit record would
+$node->safe_psql('postgres', q{
+CREATE TABLE seq_after_abort (id serial PRIMARY KEY, v text) USING fastckpt});
+for my $round (1 .. 3)
+{
+	$node->safe_psql('postgres', q{
+BEGIN;
+SELECT nextval('seq_after_abort_id_seq');
+ROLLBACK});
+	my $id = $node->safe_psql('postgres',
+		"INSERT INTO seq_after_abort (v) VALUES ('committed $round') RETURNING id");
+	crash_postmaster($node);
+	$node->start;
+	wait_for_tables_open($node);
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"INSERT INTO seq_after_abort (v) VALUES ('after $round') RETURNING id");
+	is($ret, 0, "round $round: an insert after the crash succeeds") or diag($err);
+	cmp_ok($out || 0, '>', $id,
+		"round $round: it takes a value past the committed row's ($id), which recovery kept");
+}
+is($node->safe_psql('postgres',
+	'SELECT count(*) = count(DISTINCT id) FROM seq_after_abort'), 't',
+	'no sequence value is held twice');
 
 ok($node->log_contains('pg_fastckpt: startup recovery finished'),
 	'recovery logged its end');

@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * sequence_flush.c
+ *	  Make the sequence values a committing transaction stored durable.
+ *
+ * nextval() WAL-logs a sequence 32 values ahead and hands out the values
+ * in between without logging again.  The record that covers a value may
+ * come from another transaction that rolled back (a failed INSERT), which
+ * flushes nothing.  A heap commit flushes its own commit record, and with
+ * it every earlier record; a fastckpt commit that wrote no WAL flushes
+ * none, so a crash could take the sequence back below values that
+ * recovered rows hold, and the next inserts would collide with them.
+ * Before such a commit is acknowledged, WAL is flushed up to the last
+ * record of each sequence owned by a table it wrote (serial and identity
+ * columns).  Usually that record is on disk already and this costs no I/O.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/xlog.h"
+#include "catalog/dependency.h"
+#include "storage/bufmgr.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+
+#include "store/table_store.h"
+#include "txn/write_set.h"
+
+#define FC_MAX_OWNED_SEQUENCES	8
+
+/* A table's owned sequences, cached until a relcache invalidation. */
+typedef struct FcOwnedSequences
+{
+	Oid			relid;			/* hash key */
+	int			nseqs;			/* -1: more than FC_MAX_OWNED_SEQUENCES */
+	Oid			seqs[FC_MAX_OWNED_SEQUENCES];
+} FcOwnedSequences;
+
+static HTAB *fc_owned = NULL;
+
+/*
+ * Any relcache invalidation empties the cache: ALTER SEQUENCE ... OWNED BY
+ * invalidates the sequence, not the table that comes to own it.
+ */
+static void
+fc_owned_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	FcOwnedSequences *entry;
+
+	if (fc_owned == NULL)
+		return;
+	hash_seq_init(&status, fc_owned);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		(void) hash_search(fc_owned, &entry->relid, HASH_REMOVE, NULL);
+}
+
+static FcOwnedSequences *
+fc_owned_sequences(Oid relid)
+{
+	FcOwnedSequences *entry;
+	List	   *seqs;
+	bool		found;
+
+	if (fc_owned == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(FcOwnedSequences);
+		ctl.hcxt = TopMemoryContext;
+		fc_owned = hash_create("fastckpt owned sequences", 64, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(fc_owned_invalidate, (Datum) 0);
+	}
+	entry = hash_search(fc_owned, &relid, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry;
+
+	/* the look-up may take invalidations: enter the result after it */
+	seqs = getOwnedSequences(relid);
+	entry = hash_search(fc_owned, &relid, HASH_ENTER, &found);
+	entry->nseqs = list_length(seqs) <= FC_MAX_OWNED_SEQUENCES ? list_length(seqs) : -1;
+	for (int i = 0; i < entry->nseqs; i++)
+		entry->seqs[i] = list_nth_oid(seqs, i);
+	list_free(seqs);
+	return entry;
+}
+
+/* Where the sequence's last WAL record ends (its page LSN), or 0. */
+static XLogRecPtr
+fc_sequence_lsn(Oid seqid)
+{
+	Relation	seqrel = try_relation_open(seqid, AccessShareLock);
+	Buffer		buf;
+	XLogRecPtr	lsn;
+
+	if (seqrel == NULL)
+		return InvalidXLogRecPtr;
+	buf = ReadBuffer(seqrel, 0);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	lsn = BufferGetLSNAtomic(buf);
+	UnlockReleaseBuffer(buf);
+	relation_close(seqrel, NoLock);
+	return lsn;
+}
+
+void
+fc_flush_owned_sequences(void)
+{
+	int			nwrites = fc_write_set_size();
+	FcTable    *last = NULL;
+	XLogRecPtr	upto = InvalidXLogRecPtr;
+	List	   *relids = NIL;
+	ListCell   *lc;
+
+	for (int i = 0; i < nwrites; i++)
+	{
+		FcWrite    *w = fc_write_set_get(i);
+
+		if (w->tbl == last || !fc_write_is_logged(w) || w->op == FC_OP_DELETE)
+			continue;
+		last = w->tbl;
+		relids = list_append_unique_oid(relids, w->tbl->relid);
+	}
+	foreach(lc, relids)
+	{
+		FcOwnedSequences *owned = fc_owned_sequences(lfirst_oid(lc));
+
+		if (owned->nseqs < 0)
+		{
+			/* too many to look at: flush whatever WAL there is */
+			upto = GetXLogInsertRecPtr();
+			break;
+		}
+		for (int i = 0; i < owned->nseqs; i++)
+			upto = Max(upto, fc_sequence_lsn(owned->seqs[i]));
+	}
+	list_free(relids);
+	if (upto != InvalidXLogRecPtr)
+		XLogFlush(upto);
+}
