@@ -113,7 +113,17 @@ fc_table_enter(const RelFileNode *rnode, Relation rel, Oid relid,
 	SpinLockRelease(&fc_store->lock);
 
 	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_EXCLUSIVE);
-	tbl = hash_search(fc_tables, &key, HASH_ENTER_NULL, &found);
+
+	/*
+	 * A shared hash grows past its size into the spare shared memory that
+	 * PostgreSQL's lock table needs too: hold new tables to the setting.
+	 * Recovery enters what the log holds, whatever the setting is now.
+	 */
+	if (rel != NULL && hash_get_num_entries(fc_tables) >= fc_max_tables &&
+		hash_search(fc_tables, &key, HASH_FIND, NULL) == NULL)
+		tbl = NULL;
+	else
+		tbl = hash_search(fc_tables, &key, HASH_ENTER_NULL, &found);
 	if (tbl == NULL)
 	{
 		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));

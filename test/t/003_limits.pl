@@ -1,7 +1,7 @@
 # Limits and setup errors: CREATE EXTENSION without the library preloaded,
 # and a full arena -- a clear error naming the table, the limit and the
 # setting; the server stays up, committed rows are untouched, and memory
-# freed by DELETE + VACUUM is used again.
+# freed by DELETE + VACUUM is used again; pg_fastckpt.max_tables holds.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -86,4 +86,34 @@ is($out, "0|1
 ok(!$node->log_contains('TRAP:|terminated by signal|PANIC'),
 	'no assertion failure, crash or PANIC in the log');
 $node->stop;
+
+# 3. pg_fastckpt.max_tables holds: the directory of storages would
+# otherwise grow into the shared memory PostgreSQL's lock table needs
+my $few = fastckpt_node('few_tables', "pg_fastckpt.max_tables = 16\n");
+my $created = 0;
+$error = '';
+for my $i (1 .. 40)
+{
+	($rc, $out, $err) = $few->psql('postgres',
+		"CREATE TABLE t$i (id int PRIMARY KEY) USING fastckpt; INSERT INTO t$i VALUES ($i)");
+	if ($rc != 0)
+	{
+		$error = $err;
+		last;
+	}
+	$created++;
+}
+is($created, 16, 'as many tables as pg_fastckpt.max_tables, no more');
+like($error, qr/too many fastckpt table storages/, 'the next one is refused');
+like($error, qr/pg_fastckpt\.max_tables is 16/, 'the error names the setting and its value');
+($rc, $out, $err) = $few->psql('postgres', 'TRUNCATE t1');
+like($err, qr/too many fastckpt table storages/,
+	'TRUNCATE, which needs a second storage until it commits, is refused too');
+is($few->safe_psql('postgres',
+	'SELECT (SELECT count(*) FROM t1) + (SELECT count(*) FROM t16)'), 2,
+	'the tables keep their rows');
+$few->safe_psql('postgres', 'DROP TABLE t2, t3');
+$few->safe_psql('postgres', 'CREATE TABLE t2 (id int) USING fastckpt; TRUNCATE t1');
+pass('dropped tables free their places');
+$few->stop;
 done_testing();
