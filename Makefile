@@ -25,6 +25,7 @@ OBJS = \
 	src/access/index_fetch.o \
 	src/access/modify.o \
 	src/access/old_table_ancestors.o \
+	src/access/relid_cache.o \
 	src/access/ssi.o \
 	src/access/row_lock.o \
 	src/access/ddl.o \

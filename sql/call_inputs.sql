@@ -92,7 +92,26 @@ BEGIN
 	RETURN 0;
 END $$;
 
-SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ci_declare_clock(int)',
+-- date and time output, casts and arithmetic in the session's time zone
+-- read only the settings a CALL record carries: no fallback
+CREATE FUNCTION ci_stamps(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	t timestamptz := fastckpt_txn_time();
+BEGIN
+	INSERT INTO ci_log VALUES (p, t::date || ' ' || t::timestamp || ' ' || (t + interval '1 month')
+		|| ' ' || date_trunc('day', t) || ' ' || extract(hour FROM t) || ' ' || t::time
+		|| ' ' || (t - interval '1 day')::text || ' ' || age(t, t - interval '1 day'));
+	RETURN 0;
+END $$;
+-- ... but not the input functions: 'now' reads the clock
+CREATE FUNCTION ci_stamp_text(p int, s text) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO ci_log VALUES (p, s::timestamptz::text);
+	RETURN 0;
+END $$;
+
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ci_stamps(int)', 'ci_stamp_text(int,text)',
+	'ci_declare_clock(int)',
 	'ci_declare_inner(int)', 'ci_declare_fixed(int)', 'ci_returning_loop(int)',
 	'ci_returning_cursor(int)', 'ci_bump(int)', 'ci_returning_sql(int)',
 	'ci_returning_one(int)', 'ci_random_rows(int)', 'ci_random_one(int)']::regprocedure[]) f;
@@ -105,6 +124,8 @@ SELECT ci_returning_sql(6);
 SELECT ci_returning_one(7);
 SELECT ci_random_rows(1);
 SELECT ci_random_one(8);
+SELECT ci_stamps(9);
+SELECT ci_stamp_text(10, 'now');
 SELECT routine, calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE calls > 0 ORDER BY routine::text;
 SELECT fastckpt_stat_reset();
@@ -195,7 +216,7 @@ SELECT calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine = 'ci_literals(int)'::regprocedure;
 SELECT id, a, a[2] IS NULL AS null_element FROM ci_arrays ORDER BY id;
 
-DROP FUNCTION ci_declare_clock, ci_declare_inner, ci_declare_fixed, ci_returning_loop,
+DROP FUNCTION ci_stamps, ci_stamp_text, ci_declare_clock, ci_declare_inner, ci_declare_fixed, ci_returning_loop,
 	ci_returning_cursor, ci_returning_sql, ci_bump, ci_returning_one, ci_random_rows,
 	ci_random_one, ci_book, ci_check, ci_part, ci_count, ci_rated, ci_literals;
 DROP TABLE ci_rows, ci_log, ci_appts, ci_checked, ci_counts, ci_parts, ci_rates, ci_arrays;

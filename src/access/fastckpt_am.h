@@ -303,6 +303,10 @@ extern void fc_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 extern bool fc_relid_is_fastckpt(Oid relid);
 
+/* ---- relid_cache.c ---- */
+
+extern struct HTAB *fc_relid_cache_create(const char *name, Size entrysize);
+
 /* ---- access gate (recovery/gate.c) ---- */
 
 extern void fc_gate_wait(Relation rel);

@@ -24,8 +24,6 @@
 #include "commands/trigger.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
-#include "utils/inval.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "access/fastckpt_am.h"
@@ -37,19 +35,6 @@ typedef struct FcAncestorVerdict
 } FcAncestorVerdict;
 
 static HTAB *fc_verdicts = NULL;
-
-static void
-fc_verdicts_invalidate(Datum arg, Oid relid)
-{
-	HASH_SEQ_STATUS status;
-	FcAncestorVerdict *entry;
-
-	if (fc_verdicts == NULL)
-		return;
-	hash_seq_init(&status, fc_verdicts);
-	while ((entry = hash_seq_search(&status)) != NULL)
-		hash_search(fc_verdicts, &entry->relid, HASH_REMOVE, NULL);
-}
 
 /* Direct parents of relid, partition parent or inheritance parents. */
 static List *
@@ -137,16 +122,8 @@ fc_ancestor_captures_old_rows(Relation rel)
 	bool		captures;
 
 	if (fc_verdicts == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(FcAncestorVerdict);
-		ctl.hcxt = TopMemoryContext;
-		fc_verdicts = hash_create("fastckpt OLD TABLE ancestors", 64, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		CacheRegisterRelcacheCallback(fc_verdicts_invalidate, (Datum) 0);
-	}
+		fc_verdicts = fc_relid_cache_create("fastckpt OLD TABLE ancestors",
+											sizeof(FcAncestorVerdict));
 	entry = hash_search(fc_verdicts, &relid, HASH_FIND, NULL);
 	if (entry != NULL)
 		return entry->captures_old_rows;

@@ -42,6 +42,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "plpgsql.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -57,10 +58,46 @@
 static PLpgSQL_plugin fc_plpgsql_plugin;
 static PLpgSQL_plugin **fc_plpgsql_plugin_ptr = NULL;
 
+/*
+ * Stable built-ins that depend on no other setting than those a CALL record
+ * carries and replay restores (DateStyle, IntervalStyle, TimeZone): date
+ * and time output, casts between the time types, and arithmetic, fields
+ * and truncation in the session's time zone.  Not the input functions:
+ * 'now' reads the clock.
+ */
+static bool
+fc_reads_carried_settings_only(Oid funcid)
+{
+	switch (funcid)
+	{
+		case F_DATE_OUT:
+		case F_TIMESTAMP_OUT:
+		case F_TIMESTAMPTZ_OUT:
+		case F_INTERVAL_OUT:
+		case F_DATE_TIMESTAMPTZ:
+		case F_TIME_TIMESTAMPTZ:
+		case F_TIMETZ_TIMESTAMPTZ:
+		case F_TIMESTAMP_TIMESTAMPTZ:
+		case F_TIMESTAMPTZ_TIMESTAMP:
+		case F_TIMESTAMPTZ_DATE:
+		case F_TIMESTAMPTZ_DATE_TIME:
+		case F_TIMESTAMPTZ_PL_INTERVAL:
+		case F_TIMESTAMPTZ_MI_INTERVAL:
+		case F_AGE_TIMESTAMPTZ_TIMESTAMPTZ:
+		case F_DATE_PART_TEXT_TIMESTAMPTZ:
+		case F_EXTRACT_TEXT_TIMESTAMPTZ:
+		case F_DATE_TRUNC_TEXT_TIMESTAMPTZ:
+			return true;
+		default:
+			return false;
+	}
+}
+
 bool
 fc_function_replayable(Oid funcid)
 {
-	if (func_volatile(funcid) == PROVOLATILE_IMMUTABLE)
+	if (func_volatile(funcid) == PROVOLATILE_IMMUTABLE ||
+		fc_reads_carried_settings_only(funcid))
 		return true;
 	if (funcid == fc_helper_oid("fastckpt_txn_time") ||
 		funcid == fc_helper_oid("fastckpt_random"))

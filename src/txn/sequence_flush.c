@@ -23,9 +23,8 @@
 #include "catalog/dependency.h"
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
-#include "utils/inval.h"
-#include "utils/memutils.h"
 
+#include "access/fastckpt_am.h"
 #include "store/table_store.h"
 #include "txn/write_set.h"
 
@@ -39,24 +38,11 @@ typedef struct FcOwnedSequences
 	Oid			seqs[FC_MAX_OWNED_SEQUENCES];
 } FcOwnedSequences;
 
-static HTAB *fc_owned = NULL;
-
 /*
- * Any relcache invalidation empties the cache: ALTER SEQUENCE ... OWNED BY
+ * Emptied by any relcache invalidation: ALTER SEQUENCE ... OWNED BY
  * invalidates the sequence, not the table that comes to own it.
  */
-static void
-fc_owned_invalidate(Datum arg, Oid relid)
-{
-	HASH_SEQ_STATUS status;
-	FcOwnedSequences *entry;
-
-	if (fc_owned == NULL)
-		return;
-	hash_seq_init(&status, fc_owned);
-	while ((entry = hash_seq_search(&status)) != NULL)
-		(void) hash_search(fc_owned, &entry->relid, HASH_REMOVE, NULL);
-}
+static HTAB *fc_owned = NULL;
 
 static FcOwnedSequences *
 fc_owned_sequences(Oid relid)
@@ -66,16 +52,8 @@ fc_owned_sequences(Oid relid)
 	bool		found;
 
 	if (fc_owned == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(FcOwnedSequences);
-		ctl.hcxt = TopMemoryContext;
-		fc_owned = hash_create("fastckpt owned sequences", 64, &ctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		CacheRegisterRelcacheCallback(fc_owned_invalidate, (Datum) 0);
-	}
+		fc_owned = fc_relid_cache_create("fastckpt owned sequences",
+										 sizeof(FcOwnedSequences));
 	entry = hash_search(fc_owned, &relid, HASH_FIND, NULL);
 	if (entry != NULL)
 		return entry;

@@ -18,7 +18,8 @@
 #    and they open once the privilege is back;
 #  - registrations restored from pg_dump hold for the recreated routines:
 #    their calls are CALL records and replay;
-#  - a call's DateStyle, IntervalStyle and TimeZone come back at replay;
+#  - a call's DateStyle, IntervalStyle and TimeZone come back at replay,
+#    for literals and for the transaction time printed, cast and shifted;
 #  - an aggregate whose result depends on the order of its rows falls back,
 #    since replay may plan otherwise;
 #  - a call that writes back a value it read before another session's
@@ -407,6 +408,33 @@ is($node->safe_psql('postgres', q{SELECT call_records || ' ' || value_records FR
 crash_and_compare('crash after calls under other date and time settings');
 is($node->safe_psql('postgres', $events_sql), $events,
 	'replay read the literals with the settings of each call');
+
+# ... and the transaction time printed, cast and shifted in the caller's
+# time zone and styles: the same text at replay
+$node->safe_psql('postgres', q{
+CREATE TABLE app.stamps (id int PRIMARY KEY, s text) USING fastckpt;
+CREATE FUNCTION app.stamp(p_id int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	t timestamptz := fastckpt_txn_time();
+BEGIN
+	INSERT INTO app.stamps VALUES (p_id, t || ' ' || t::date || ' ' || t::timestamp || ' '
+		|| (t + interval '1 month') || ' ' || date_trunc('day', t) || ' ' || extract(hour FROM t)
+		|| ' ' || (t - interval '36 hours' - t));
+END $$;
+SELECT fastckpt_register_procedure('app.stamp(int)');
+});
+$node->safe_psql('postgres', "SET TimeZone = 'Asia/Tokyo'; SET DateStyle = 'SQL, DMY'; SELECT app.stamp(1)");
+$node->safe_psql('postgres', "SET TimeZone = 'America/Los_Angeles'; SET IntervalStyle = iso_8601; SELECT app.stamp(2)");
+$node->safe_psql('postgres', "SELECT app.stamp(3)");
+is($node->safe_psql('postgres', q{SELECT call_records || ' ' || value_records FROM fastckpt_procedures
+	WHERE routine = 'app.stamp(int)'::regprocedure}), '3 0',
+	'calls that print and cast the transaction time are CALL records');
+my $stamps_sql = q{SELECT string_agg(id || ': ' || s, ' | ' ORDER BY id) FROM app.stamps};
+my $stamps = $node->safe_psql('postgres', $stamps_sql);
+note($stamps);
+crash_and_compare('crash after calls that print the transaction time');
+is($node->safe_psql('postgres', $stamps_sql), $stamps,
+	'replay printed the transaction time in each call\'s zone and styles');
 
 # 8. an aggregate fed in the plan's order: the session's planner settings
 # pick an index scan, replay would pick a sequential scan over the rows in
