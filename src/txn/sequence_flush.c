@@ -106,16 +106,17 @@ fc_flush_owned_sequences(void)
 	}
 	foreach(lc, relids)
 	{
-		FcOwnedSequences *owned = fc_owned_sequences(lfirst_oid(lc));
+		/* a copy: opening a sequence may take invalidations that empty the cache */
+		FcOwnedSequences owned = *fc_owned_sequences(lfirst_oid(lc));
 
-		if (owned->nseqs < 0)
+		if (owned.nseqs < 0)
 		{
 			/* too many to look at: flush whatever WAL there is */
 			upto = GetXLogInsertRecPtr();
 			break;
 		}
-		for (int i = 0; i < owned->nseqs; i++)
-			upto = Max(upto, fc_sequence_lsn(owned->seqs[i]));
+		for (int i = 0; i < owned.nseqs; i++)
+			upto = Max(upto, fc_sequence_lsn(owned.seqs[i]));
 	}
 	list_free(relids);
 	if (upto != InvalidXLogRecPtr)
