@@ -61,6 +61,27 @@ BEGIN
 	INSERT INTO ci_log VALUES (p, x::text);
 	RETURN 0;
 END $$;
+CREATE FUNCTION ci_returning_with(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	s text := '';
+BEGIN
+	FOR r IN WITH u AS (UPDATE ci_rows SET v = v + 1 WHERE grp = 1 RETURNING id) SELECT id FROM u LOOP
+		s := s || r.id || ',';
+	END LOOP;
+	INSERT INTO ci_log VALUES (p, s);
+	RETURN 0;
+END $$;
+-- (an order-free aggregate over them is fine)
+CREATE FUNCTION ci_returning_with_sum(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	WITH u AS (UPDATE ci_rows SET v = v + 1 WHERE grp = 1 RETURNING id)
+		SELECT sum(id) INTO STRICT n FROM u;
+	INSERT INTO ci_log VALUES (p, n::text);
+	RETURN 0;
+END $$;
 CREATE FUNCTION ci_bump(g int) RETURNS int LANGUAGE sql AS
 	'UPDATE ci_rows SET v = v + 1 WHERE grp = g RETURNING id';
 CREATE FUNCTION ci_returning_sql(p int) RETURNS int LANGUAGE plpgsql AS $$
@@ -111,7 +132,7 @@ BEGIN
 END $$;
 
 SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ci_stamps(int)', 'ci_stamp_text(int,text)',
-	'ci_declare_clock(int)',
+	'ci_returning_with(int)', 'ci_returning_with_sum(int)', 'ci_declare_clock(int)',
 	'ci_declare_inner(int)', 'ci_declare_fixed(int)', 'ci_returning_loop(int)',
 	'ci_returning_cursor(int)', 'ci_bump(int)', 'ci_returning_sql(int)',
 	'ci_returning_one(int)', 'ci_random_rows(int)', 'ci_random_one(int)']::regprocedure[]) f;
@@ -121,6 +142,8 @@ SELECT ci_declare_fixed(3);
 SELECT ci_returning_loop(4);
 SELECT ci_returning_cursor(5);
 SELECT ci_returning_sql(6);
+SELECT ci_returning_with(11);
+SELECT ci_returning_with_sum(12);
 SELECT ci_returning_one(7);
 SELECT ci_random_rows(1);
 SELECT ci_random_one(8);
@@ -216,7 +239,7 @@ SELECT calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine = 'ci_literals(int)'::regprocedure;
 SELECT id, a, a[2] IS NULL AS null_element FROM ci_arrays ORDER BY id;
 
-DROP FUNCTION ci_stamps, ci_stamp_text, ci_declare_clock, ci_declare_inner, ci_declare_fixed, ci_returning_loop,
+DROP FUNCTION ci_stamps, ci_stamp_text, ci_returning_with, ci_returning_with_sum, ci_declare_clock, ci_declare_inner, ci_declare_fixed, ci_returning_loop,
 	ci_returning_cursor, ci_returning_sql, ci_bump, ci_returning_one, ci_random_rows,
 	ci_random_one, ci_book, ci_check, ci_part, ci_count, ci_rated, ci_literals;
 DROP TABLE ci_rows, ci_log, ci_appts, ci_checked, ci_counts, ci_parts, ci_rates, ci_arrays;

@@ -506,14 +506,18 @@ fc_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count,
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 
 	/*
-	 * The same for the rows of INSERT/UPDATE/DELETE ... RETURNING that
-	 * something reads in turn (a FOR loop, a cursor, the result of an SQL
-	 * function): they come in the plan's order.  RETURNING INTO runs with
-	 * two, as above.
+	 * The same for the rows of INSERT/UPDATE/DELETE ... RETURNING, or of a
+	 * SELECT over one in WITH, that something reads in turn (a FOR loop, a
+	 * cursor, the result of an SQL function): such queries run to the end
+	 * at once, and their rows come in the plan's order.  RETURNING INTO
+	 * runs with two, as above.
 	 */
-	if (count != 2 && qd->operation != CMD_SELECT && qd->plannedstmt->hasReturning &&
-		fc_call_active && qd != fc_call.query && !fc_in_recovery_worker &&
-		!fc_call_tainted() && !fc_plan_single_row(qd->plannedstmt))
+	if (count != 2 && fc_call_active && qd != fc_call.query &&
+		(qd->operation == CMD_SELECT ?
+		 count == 0 && qd->plannedstmt->hasModifyingCTE :
+		 qd->plannedstmt->hasReturning) &&
+		!fc_in_recovery_worker && !fc_call_tainted() &&
+		!fc_plan_single_row(qd->plannedstmt))
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 
 	fc_nesting++;
