@@ -36,7 +36,6 @@
 #include "store/undo.h"
 #include "txn/write_set.h"
 
-
 /* When set, the row image size of the next storage created (utility.c) */
 uint32		fc_resize_capacity = 0;
 

@@ -494,27 +494,18 @@ fc_executor_run(QueryDesc *qd, ScanDirection direction, uint64 count,
 				bool execute_once)
 {
 	/*
-	 * A query inside the call that is run for its first rows only (SELECT
-	 * ... INTO without STRICT, FETCH, a FOR loop's batches) gets them in
-	 * the plan's order, which replay may not repeat.  Two rows is how
-	 * PL/pgSQL runs STRICT and INSERT/UPDATE/DELETE ... RETURNING INTO:
-	 * a second row is an error there, so the one row is the only one.
-	 */
-	if (count > 0 && count != 2 && qd->operation == CMD_SELECT && fc_call_active &&
-		qd != fc_call.query && !fc_in_recovery_worker && !fc_call_tainted() &&
-		!fc_plan_single_row(qd->plannedstmt))
-		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
-
-	/*
-	 * The same for the rows of INSERT/UPDATE/DELETE ... RETURNING, or of a
-	 * SELECT over one in WITH, that something reads in turn (a FOR loop, a
-	 * cursor, the result of an SQL function): such queries run to the end
-	 * at once, and their rows come in the plan's order.  RETURNING INTO
-	 * runs with two, as above.
+	 * Rows a query inside the call hands on in the plan's order, which
+	 * replay may not repeat: a SELECT run for its first rows only (SELECT
+	 * ... INTO without STRICT, FETCH, a FOR loop's batches), and the rows
+	 * of INSERT/UPDATE/DELETE ... RETURNING, or of a SELECT over one in
+	 * WITH, that something reads in turn (a FOR loop, a cursor, an SQL
+	 * function's result): those run to the end at once.  Two rows is how
+	 * PL/pgSQL runs STRICT and RETURNING INTO: a second row is an error
+	 * there, so the one row is the only one.
 	 */
 	if (count != 2 && fc_call_active && qd != fc_call.query &&
 		(qd->operation == CMD_SELECT ?
-		 count == 0 && qd->plannedstmt->hasModifyingCTE :
+		 count > 0 || qd->plannedstmt->hasModifyingCTE :
 		 qd->plannedstmt->hasReturning) &&
 		!fc_in_recovery_worker && !fc_call_tainted() &&
 		!fc_plan_single_row(qd->plannedstmt))

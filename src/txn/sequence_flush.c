@@ -92,33 +92,27 @@ fc_flush_owned_sequences(void)
 	int			nwrites = fc_write_set_size();
 	FcTable    *last = NULL;
 	XLogRecPtr	upto = InvalidXLogRecPtr;
-	List	   *relids = NIL;
-	ListCell   *lc;
 
+	/* a table met again later is looked up again: a cache hit, no harm */
 	for (int i = 0; i < nwrites; i++)
 	{
 		FcWrite    *w = fc_write_set_get(i);
+		FcOwnedSequences owned;
 
 		if (w->tbl == last || !fc_write_is_logged(w) || w->op == FC_OP_DELETE)
 			continue;
 		last = w->tbl;
-		relids = list_append_unique_oid(relids, w->tbl->relid);
-	}
-	foreach(lc, relids)
-	{
 		/* a copy: opening a sequence may take invalidations that empty the cache */
-		FcOwnedSequences owned = *fc_owned_sequences(lfirst_oid(lc));
-
+		owned = *fc_owned_sequences(w->tbl->relid);
 		if (owned.nseqs < 0)
 		{
 			/* too many to look at: flush whatever WAL there is */
 			upto = GetXLogInsertRecPtr();
 			break;
 		}
-		for (int i = 0; i < owned.nseqs; i++)
-			upto = Max(upto, fc_sequence_lsn(owned.seqs[i]));
+		for (int j = 0; j < owned.nseqs; j++)
+			upto = Max(upto, fc_sequence_lsn(owned.seqs[j]));
 	}
-	list_free(relids);
 	if (upto != InvalidXLogRecPtr)
 		XLogFlush(upto);
 }
