@@ -58,6 +58,29 @@ record() {
 	fi
 }
 
+# Print what explains a failure: a diffs file whole (its end), but of the
+# TAP logs only those of the tests the summary names as failed, each with
+# the errors of its servers, so that a truncated CI report still shows the
+# cause.
+explain_failure() {
+	local log=$1 f=$2 name s
+	case $f in
+		*/regress_log_*)
+			name=${f##*/regress_log_}
+			grep -qE "^test/t/${name}\.pl .*(Wstat|Failed)" "$log" || return 0
+			echo "--- $f (end)"
+			tail -80 "$f"
+			for s in "${f%/*}/${name}"_*.log; do
+				[ -f "$s" ] || continue
+				echo "--- $s (errors, last 40)"
+				grep -E "ERROR|FATAL|PANIC|TRAP|terminated by signal|reinitializing" "$s" | tail -40
+			done ;;
+		*)
+			echo "--- $f"
+			tail -150 "$f" ;;
+	esac
+}
+
 # One `make installcheck` limited to one kind of suite; on failure, show the
 # end of its output and of the files that explain it.  Uses run_suite's
 # $dir and $pg_config.
@@ -73,7 +96,8 @@ run_part() {
 	if [ $rc != 0 ]; then
 		tail -60 "$log"
 		for f in $explain; do
-			[ -f "$f" ] && { echo "--- $f"; tail -150 "$f"; }
+			[ -f "$f" ] || continue
+			explain_failure "$log" "$f"
 		done
 	fi
 	record "[$label] $part" $rc

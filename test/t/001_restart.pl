@@ -137,11 +137,16 @@ wait_for_tables_open($node);
 check_after_restart('postmaster killed', $expected);
 
 # A backend killed with SIGKILL makes the postmaster reinitialize shared
-# memory; recovery must run again in the same postmaster.
+# memory; recovery must run again in the same postmaster.  Wait for the
+# reinitialization before polling: until the postmaster has reaped the
+# backend, the old shared memory still says the tables are open.
 $expected = workload();
 my $bg = $node->background_psql('postgres');
 my $victim = $bg->query_safe('SELECT pg_backend_pid()');
+my $log_offset = -s $node->logfile;
 kill 'KILL', $victim;
+$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+	$log_offset);
 $bg->quit;
 wait_for_tables_open($node);
 check_after_restart('backend killed', $expected);
