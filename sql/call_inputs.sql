@@ -203,8 +203,9 @@ SELECT calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine = 'ci_rated(int)'::regprocedure;
 SELECT fastckpt_stat_reset();
 
--- session settings that change what a call writes, which replay runs
--- without: each one makes the call fall back while it is set
+-- session settings that change what a call writes: a CALL record carries
+-- most of them (replay sets the caller's values, test 009 runs it); the
+-- others make the call fall back while they are set
 CREATE TABLE ci_arrays (id int, a text[]) USING fastckpt;
 CREATE FUNCTION ci_literals(p int) RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
@@ -234,7 +235,13 @@ RESET plpgsql.extra_warnings;
 SET plpgsql.check_asserts = off;
 SELECT ci_literals(8);
 RESET plpgsql.check_asserts;
+SET standard_conforming_strings = off;
 SELECT ci_literals(9);
+RESET standard_conforming_strings;
+SET plpgsql.variable_conflict = use_column;
+SELECT ci_literals(10);
+RESET plpgsql.variable_conflict;
+SELECT ci_literals(11);
 SELECT calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine = 'ci_literals(int)'::regprocedure;
 SELECT id, a, a[2] IS NULL AS null_element FROM ci_arrays ORDER BY id;

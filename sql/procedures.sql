@@ -197,8 +197,9 @@ SELECT fastckpt_register_procedure('pr_insert_audited(int)');
 SELECT pr_insert_audited(1);
 
 -- settings that immutable output functions read (float8out, byteaout), or
--- that change how a routine's queries parse: replay runs with their
--- defaults, so a call made with others falls back
+-- that change how a routine's queries parse: a CALL record carries most
+-- (test 009 replays them); standard_conforming_strings changes how
+-- PL/pgSQL scans a routine, which it keeps: a call made with it falls back
 SET extra_float_digits = 3;	-- the same text as the default
 SELECT pr_outer(1);
 SET extra_float_digits = 0;
@@ -207,9 +208,9 @@ RESET extra_float_digits;
 SET bytea_output = escape;
 SELECT pr_outer(1);
 RESET bytea_output;
-SET transform_null_equals = on;
+SET standard_conforming_strings = off;
 SELECT pr_outer(1);
-RESET transform_null_equals;
+RESET standard_conforming_strings;
 SELECT calls, validated_calls, fallbacks->'nondeterministic' AS nondeterministic
   FROM fastckpt_procedures WHERE routine = 'pr_outer(int)'::regprocedure;
 

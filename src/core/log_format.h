@@ -84,8 +84,10 @@ typedef struct fc_log_ddl
  * given, in allocation order, so that replay puts every row where later
  * records expect it), nargs argument descriptors, the serialized argument
  * values and the session the call ran with (its search_path, then
- * DateStyle, IntervalStyle and TimeZone, each after a NUL; records of
- * earlier builds hold the search_path alone), each padded to 8 bytes.
+ * DateStyle, IntervalStyle and TimeZone, then name and value of each
+ * carried setting not at replay's value, each after a NUL; records of
+ * earlier builds hold the search_path alone, or no pairs), each padded to
+ * 8 bytes.
  * The digest covers the final image of every slot the call wrote; replay
  * recomputes it and refuses to go on if they differ.
  */

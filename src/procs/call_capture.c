@@ -247,69 +247,113 @@ fc_func_language(Oid funcid)
  *	  extra_warnings = too_many_rows makes SELECT INTO ask for two rows
  *	  without STRICT's error, variable_conflict resolves names otherwise.
  * Values as SHOW prints them: replay sets only those that differ.
+ *
+ * Most are carried: a CALL record holds the call's own value when it is
+ * not the one here, as the server's configuration or a client may set it.
+ * Their effect shows at run time, or planning reads them and cached plans
+ * are made again when they change (fc_plan_settings_note).  The others
+ * must have these values for a call to be logged as CALL:
+ * standard_conforming_strings changes how a routine's text is scanned, and
+ * PL/pgSQL keeps that as first scanned; a GIN scan's random subset cannot
+ * be repeated; planning reads timezone_abbreviations, whose changes no
+ * variable shows cheaply; PL/pgSQL reads extra_errors and variable_conflict
+ * when it compiles a routine, once in a session.
  */
 const FcReplaySetting fc_replay_settings[] = {
-	{"extra_float_digits", "1"},
-	{"bytea_output", "hex"},
-	{"standard_conforming_strings", "on"},
-	{"transform_null_equals", "off"},
-	{"quote_all_identifiers", "off"},
-	{"session_replication_role", "origin"},
-	{"array_nulls", "on"},
-	{"xmlbinary", "base64"},
-	{"xmloption", "content"},
-	{"timezone_abbreviations", "Default"},
-	{"gin_fuzzy_search_limit", "0"},
-	{"default_toast_compression", "pglz"},
-	{"row_security", "on"},
-	{"plpgsql.check_asserts", "on"},
-	{"plpgsql.extra_warnings", "none"},
-	{"plpgsql.extra_errors", "none"},
-	{"plpgsql.variable_conflict", "error"},
+	{"extra_float_digits", "1", true},
+	{"bytea_output", "hex", true},
+	{"standard_conforming_strings", "on", false},
+	{"transform_null_equals", "off", true},
+	{"quote_all_identifiers", "off", true},
+	{"session_replication_role", "origin", true},
+	{"array_nulls", "on", true},
+	{"xmlbinary", "base64", true},
+	{"xmloption", "content", true},
+	{"timezone_abbreviations", "Default", false},
+	{"gin_fuzzy_search_limit", "0", false},
+	{"default_toast_compression", "pglz", true},
+	{"row_security", "on", true},
+	{"plpgsql.check_asserts", "on", true},
+	{"plpgsql.extra_warnings", "none", true},
+	{"plpgsql.extra_errors", "none", false},
+	{"plpgsql.variable_conflict", "error", false},
 };
 const int	fc_replay_nsettings = lengthof(fc_replay_settings);
 
+/* The index of a setting in fc_replay_settings, or -1. */
+int
+fc_replay_setting_index(const char *name)
+{
+	for (int i = 0; i < fc_replay_nsettings; i++)
+		if (strcmp(fc_replay_settings[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
 /*
- * The date and time settings (fc_call_session_settings) this backend last
- * ran a statement with.  A CALL record carries the settings of its call and
- * replay plans with them, but cached plans keep date and time literals as
- * read when planned: when the settings changed since the last call, every
- * cached plan is made again before the next call uses it, as replay does
- * between calls.  Only calls pay for that; other statements just note the
- * change.
+ * The settings planning reads that a CALL record carries, as this backend
+ * last ran a statement with them: the date and time ones
+ * (fc_call_session_settings) and the carried ones above that planning may
+ * fold into a plan.  Cached plans keep what they read when planned: when
+ * these changed since the last call, every cached plan is made again
+ * before the next call uses it, as replay does between calls whose
+ * settings differ.  Only calls pay for that; other statements just note
+ * the change.
  */
-static bool fc_datetime_seen = false;
-static bool fc_datetime_changed = false;
-static uint64 fc_datetime_generation = 0;	/* changes seen, the first included */
-static int	fc_seen_datestyle;
-static int	fc_seen_dateorder;
-static int	fc_seen_intervalstyle;
-static pg_tz *fc_seen_timezone;
+typedef struct FcPlanSettings
+{
+	int			datestyle;
+	int			dateorder;
+	int			intervalstyle;
+	pg_tz	   *timezone;
+	int			float_digits;	/* all above 0 print alike: 1 for them */
+	int			bytea_output;
+	int			xmlbinary;
+	int			xmloption;
+	bool		transform_null_equals;
+	bool		quote_all_identifiers;
+	bool		array_nulls;
+} FcPlanSettings;
+
+static bool fc_plan_settings_seen = false;
+static bool fc_plan_settings_changed = false;
+static uint64 fc_plan_settings_generation = 0;	/* changes seen, the first included */
+static FcPlanSettings fc_seen_plan_settings;
 
 static void
-fc_datetime_settings_note(void)
+fc_plan_settings_note(void)
 {
-	if (fc_datetime_seen && DateStyle == fc_seen_datestyle &&
-		DateOrder == fc_seen_dateorder && IntervalStyle == fc_seen_intervalstyle &&
-		session_timezone == fc_seen_timezone)
+	FcPlanSettings now;
+
+	memset(&now, 0, sizeof(now));	/* the padding too: compared whole */
+	now.datestyle = DateStyle;
+	now.dateorder = DateOrder;
+	now.intervalstyle = IntervalStyle;
+	now.timezone = session_timezone;
+	now.float_digits = extra_float_digits > 0 ? 1 : extra_float_digits;
+	now.bytea_output = bytea_output;
+	now.xmlbinary = xmlbinary;
+	now.xmloption = xmloption;
+	now.transform_null_equals = Transform_null_equals;
+	now.quote_all_identifiers = quote_all_identifiers;
+	now.array_nulls = Array_nulls;
+	if (fc_plan_settings_seen &&
+		memcmp(&now, &fc_seen_plan_settings, sizeof(now)) == 0)
 		return;
-	fc_datetime_changed = fc_datetime_seen;
-	fc_datetime_generation++;
-	fc_seen_datestyle = DateStyle;
-	fc_seen_dateorder = DateOrder;
-	fc_seen_intervalstyle = IntervalStyle;
-	fc_seen_timezone = session_timezone;
-	fc_datetime_seen = true;
+	fc_plan_settings_changed = fc_plan_settings_seen;
+	fc_plan_settings_generation++;
+	fc_seen_plan_settings = now;
+	fc_plan_settings_seen = true;
 }
 
 static void
-fc_datetime_plans_refresh(void)
+fc_plan_settings_refresh(void)
 {
-	fc_datetime_settings_note();
-	if (fc_datetime_changed)
+	fc_plan_settings_note();
+	if (fc_plan_settings_changed)
 	{
 		ResetPlanCache();
-		fc_datetime_changed = false;
+		fc_plan_settings_changed = false;
 	}
 }
 
@@ -323,12 +367,12 @@ fc_setting_is(const char *name, const char *value)
 }
 
 /*
- * Does this session run calls as replay would, with the settings above?
- * The server's own settings are read from their variables; the others by
- * name.
+ * Are all fc_replay_settings as replay sets them, carried or not?  The
+ * common case, where a CALL record carries none.  The server's own
+ * settings are read from their variables; the others by name.
  */
 static bool
-fc_call_settings_replayable(void)
+fc_call_settings_at_replay_values(void)
 {
 	return extra_float_digits > 0 && bytea_output == BYTEA_OUTPUT_HEX &&
 		standard_conforming_strings && !Transform_null_equals &&
@@ -345,28 +389,59 @@ fc_call_settings_replayable(void)
 }
 
 /*
+ * Append to buf the carried settings whose value is not replay's, as name
+ * and value, each after a NUL.  False if a setting that is not carried
+ * has another value than replay's: replay could not repeat the call.
+ */
+static bool
+fc_append_carried_settings(StringInfo buf)
+{
+	for (int i = 0; i < fc_replay_nsettings; i++)
+	{
+		const FcReplaySetting *setting = &fc_replay_settings[i];
+		const char *current = GetConfigOption(setting->name, true, false);
+
+		if (current == NULL || strcmp(current, setting->value) == 0)
+			continue;
+		if (i == 0 && extra_float_digits > 0)
+			continue;			/* prints as replay's 1 does */
+		if (!setting->carried)
+			return false;
+		appendStringInfoChar(buf, '\0');
+		appendStringInfoString(buf, setting->name);
+		appendStringInfoChar(buf, '\0');
+		appendStringInfoString(buf, current);
+	}
+	return true;
+}
+
+/*
  * The session state a call's queries are read with that replay restores:
  * the search_path, then, each after a NUL, the settings that decide how
  * date and time literals read ('01/02/2024', a timestamp without a zone,
- * an interval).  Clients set these per session (drivers often set
- * TimeZone), and replay would otherwise read the literals with the server's.
+ * an interval), then the carried settings that are not as replay sets
+ * them.  Clients set these per session (drivers often set TimeZone), and
+ * replay would otherwise read the literals with the server's.  False if
+ * replay could not run the call with this session's settings.
  */
 const char *const fc_call_session_settings[FC_CALL_SESSION_NSETTINGS] = {
 	"DateStyle", "IntervalStyle", "TimeZone"
 };
 
-static void
+static bool
 fc_call_capture_session(void)
 {
 	static uint64 session_generation = 0;
+	static bool session_carries = false;	/* fc_call.session has pairs */
 	const char *search_path = namespace_search_path ? namespace_search_path : "";
+	bool		replay_values = fc_call_settings_at_replay_values();
 	StringInfoData buf;
 
 	/* the previous call's, while nothing in it changed (it starts with the path) */
-	if (fc_call.session != NULL && session_generation == fc_datetime_generation &&
+	if (fc_call.session != NULL && replay_values && !session_carries &&
+		session_generation == fc_plan_settings_generation &&
 		strcmp(fc_call.session, search_path) == 0)
-		return;
-	session_generation = fc_datetime_generation;
+		return true;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, search_path);
 	for (int i = 0; i < FC_CALL_SESSION_NSETTINGS; i++)
@@ -374,12 +449,20 @@ fc_call_capture_session(void)
 		appendStringInfoChar(&buf, '\0');
 		appendStringInfoString(&buf, GetConfigOption(fc_call_session_settings[i], false, false));
 	}
+	if (!replay_values && !fc_append_carried_settings(&buf))
+	{
+		pfree(buf.data);
+		return false;
+	}
+	session_generation = fc_plan_settings_generation;
+	session_carries = !replay_values;
 	if (fc_call.session != NULL)
 		pfree(fc_call.session);
 	fc_call.session = MemoryContextAlloc(TopMemoryContext, buf.len);
 	memcpy(fc_call.session, buf.data, buf.len);
 	fc_call.session_len = buf.len;
 	pfree(buf.data);
+	return true;
 }
 
 static void
@@ -388,15 +471,16 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 {
 	Oid			funcid = fexpr->funcid;
 	List	   *args = fexpr->args;
+	bool		settings_replayable;
 
-	fc_datetime_plans_refresh();
+	fc_plan_settings_refresh();
 	fc_call_reset();
 	fc_call_set_state(FC_CALL_RUNNING);
 	fc_call.funcid = funcid;
 	fc_call.is_procedure = is_procedure;
 	fc_call.variadic = fexpr->funcvariadic;
 	fc_call.inputcollid = fexpr->inputcollid;
-	fc_call_capture_session();
+	settings_replayable = fc_call_capture_session();
 	fc_call.definition = definition;
 	fc_call.catalog_epoch = fc_catalog_epoch();
 	fc_call.role = GetUserId();
@@ -408,7 +492,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
 	if (fc_func_language(funcid) != SQLlanguageId && !fc_plpgsql_plugin_installed())
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
-	if (!fc_call_settings_replayable())
+	if (!settings_replayable)
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (!fc_capture_args(args, params))
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);
@@ -464,7 +548,7 @@ fc_executor_start(QueryDesc *qd, int eflags)
 {
 	bool		nested_check = false;
 
-	fc_datetime_settings_note();
+	fc_plan_settings_note();
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
 	else if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))

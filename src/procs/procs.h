@@ -40,20 +40,28 @@ extern const char *const fc_fallback_names[FC_FALLBACK_NREASONS];
 
 /*
  * Session settings that change what a call's queries mean or return
- * without making them volatile (call_capture.c has the list and why):
- * a call is logged as CALL only with these as their defaults have them,
- * and replay sets the defaults, whatever the server's configuration says.
+ * without making them volatile (call_capture.c has the list and why).
+ * Replay sets each to its value here, whatever the server's configuration
+ * says, unless the CALL record carries the call's own value: a carried
+ * setting may have any value, the others must have these for a call to be
+ * logged as CALL.
  */
 typedef struct FcReplaySetting
 {
 	const char *name;
 	const char *value;
+	bool		carried;
 } FcReplaySetting;
 
 extern const FcReplaySetting fc_replay_settings[];
 extern const int fc_replay_nsettings;
+extern int	fc_replay_setting_index(const char *name);
 
-/* Settings a CALL record carries after its search_path (call_capture.c). */
+/*
+ * Settings a CALL record carries after its search_path (call_capture.c);
+ * then, as name and value pairs, the carried fc_replay_settings whose
+ * value is not replay's.
+ */
 #define FC_CALL_SESSION_NSETTINGS	3
 extern const char *const fc_call_session_settings[FC_CALL_SESSION_NSETTINGS];
 

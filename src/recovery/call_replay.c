@@ -495,47 +495,85 @@ fc_serial_call_args(const fc_log_call_view *view)
 
 /*
  * Set the session the call ran with (see fc_call_session_settings): its
- * search_path, then the date and time settings, NUL-separated; a record of
- * an earlier build has the search_path alone.
+ * search_path, then the date and time settings, then the carried
+ * fc_replay_settings that were not as replay sets them, as name and value
+ * pairs, all NUL-separated; a record of an earlier build has the
+ * search_path alone, or no pairs.  Every other of fc_replay_settings gets
+ * replay's value, whatever the server's configuration says (see procs.h).
  */
 static void
 fc_serial_restore_session(const char *session, uint32 len)
 {
-	static char *last_datetime = NULL;
-	static uint32 last_datetime_len = 0;
+	static char *last_settings = NULL;
+	static uint32 last_settings_len = 0;
 	const char *pos = session;
 	const char *end = session + len;
-	const char *datetime = memchr(session, '\0', len);
-	uint32		datetime_len = datetime ? end - datetime : 0;
+	const char *settings = memchr(session, '\0', len);
+	uint32		settings_len = settings ? end - settings : 0;
+	const char **values = palloc0(fc_replay_nsettings * sizeof(char *));
+	char	   *name = NULL;
+	int			field = 0;
 
 	/*
-	 * Cached plans keep date and time literals as read when planned: plan
-	 * afresh when this call's settings are not the previous call's.
+	 * Cached plans keep what planning read of these settings: plan afresh
+	 * when this call's settings are not the previous call's.
 	 */
-	if (last_datetime != NULL &&
-		(datetime_len != last_datetime_len ||
-		 (datetime_len > 0 && memcmp(datetime, last_datetime, datetime_len) != 0)))
+	if (last_settings != NULL &&
+		(settings_len != last_settings_len ||
+		 (settings_len > 0 && memcmp(settings, last_settings, settings_len) != 0)))
 		ResetPlanCache();
-	if (last_datetime != NULL)
-		pfree(last_datetime);
-	last_datetime = MemoryContextAlloc(TopMemoryContext, Max(datetime_len, 1));
-	if (datetime_len > 0)
-		memcpy(last_datetime, datetime, datetime_len);
-	last_datetime_len = datetime_len;
+	if (last_settings != NULL)
+		pfree(last_settings);
+	last_settings = MemoryContextAlloc(TopMemoryContext, Max(settings_len, 1));
+	if (settings_len > 0)
+		memcpy(last_settings, settings, settings_len);
+	last_settings_len = settings_len;
 
-	for (int i = -1; i < FC_CALL_SESSION_NSETTINGS && pos <= end; i++)
+	for (; pos <= end; field++)
 	{
 		const char *nul = memchr(pos, '\0', end - pos);
 		char	   *value = pnstrdup(pos, (nul ? nul : end) - pos);
 
-		(void) set_config_option(i < 0 ? "search_path" : fc_call_session_settings[i],
-								 value, PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_LOCAL, true, 0, false);
-		pfree(value);
+		if (field <= FC_CALL_SESSION_NSETTINGS)
+			(void) set_config_option(field == 0 ? "search_path" :
+									 fc_call_session_settings[field - 1],
+									 value, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_LOCAL, true, 0, false);
+		else if (name == NULL)
+			name = value;
+		else
+		{
+			int			i = fc_replay_setting_index(name);
+
+			if (i < 0 || !fc_replay_settings[i].carried)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("CALL record carries setting \"%s\", which replay does not set",
+								name)));
+			values[i] = value;
+			name = NULL;
+		}
 		if (nul == NULL)
 			break;
 		pos = nul + 1;
 	}
+	if (name != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("CALL record carries setting \"%s\" without a value", name)));
+
+	for (int i = 0; i < fc_replay_nsettings; i++)
+	{
+		const char *value = values[i] ? values[i] : fc_replay_settings[i].value;
+		const char *current = GetConfigOption(fc_replay_settings[i].name, true, false);
+
+		/* setting timezone_abbreviations reads a file: only when needed */
+		if (current == NULL || strcmp(current, value) != 0)
+			(void) set_config_option(fc_replay_settings[i].name, value,
+									 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
+									 false);
+	}
+	pfree(values);
 }
 
 /* Run the routine as the logged call did; errors propagate. */
@@ -562,17 +600,6 @@ fc_serial_execute(const fc_log_call_view *view)
 				 errmsg("role with OID %u, which made the call, no longer exists", call->roleid)));
 
 	fc_serial_restore_session(view->search_path, call->search_path_len);
-	/* whatever the server's configuration says: see procs.h */
-	for (int i = 0; i < fc_replay_nsettings; i++)
-	{
-		const char *current = GetConfigOption(fc_replay_settings[i].name, true, false);
-
-		/* setting timezone_abbreviations reads a file: only when needed */
-		if (current == NULL || strcmp(current, fc_replay_settings[i].value) != 0)
-			(void) set_config_option(fc_replay_settings[i].name, fc_replay_settings[i].value,
-									 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0,
-									 false);
-	}
 
 	fexpr = makeFuncExpr(call->funcid, get_func_rettype(call->funcid),
 						 fc_serial_call_args(view), InvalidOid, call->inputcollid,

@@ -528,6 +528,75 @@ wait_for_tables_open($node);
 is($node->safe_psql('postgres', $wallets_sql), $wallets,
 	'the balances after recovery are the balances written, lost updates included');
 
+# 10. settings that change what a call writes, which replay would run with
+# its own values: a CALL record carries the caller's, whether the session,
+# the database or the server's configuration set them.  A session that
+# changes one plans afresh (its cached plans folded the old value in).
+# standard_conforming_strings is not carried: PL/pgSQL keeps a routine's
+# text as first scanned, so the call falls back.
+$node->safe_psql('postgres', q{
+CREATE TABLE app.shown (id int PRIMARY KEY, b text, f text, a text, q text, x text, n bigint) USING fastckpt;
+CREATE TABLE app.parent (id int PRIMARY KEY) USING fastckpt;
+CREATE TABLE app.child (id int PRIMARY KEY, parent int REFERENCES app.parent) USING fastckpt;
+INSERT INTO app.parent SELECT g FROM generate_series(1, 20) g UNION ALL SELECT 60;
+CREATE FUNCTION app.show(p_id int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	ASSERT p_id <> 60, 'no call with id 60';
+	INSERT INTO app.shown VALUES (p_id, 'ab'::bytea::text, (0.1::float8 + 0.2::float8)::text,
+		('{a,NULL}'::text[])[2], quote_ident('ab'), xmlelement(name b, 'ab'::bytea)::text,
+		(SELECT count(*) FROM app.parent WHERE NULL::int = NULL));
+	INSERT INTO app.child VALUES (p_id, p_id);
+END $$;
+SELECT fastckpt_register_procedure('app.show(int)');
+});
+my @setting_calls = (
+	[ '', 1 ],
+	[ 'SET bytea_output = escape', 2 ],
+	[ 'SET extra_float_digits = 0', 3 ],
+	[ 'SET array_nulls = off', 4 ],
+	[ 'SET quote_all_identifiers = on', 5 ],
+	[ 'SET xmlbinary = hex', 6 ],
+	[ 'SET transform_null_equals = on', 7 ],
+	[ 'SET session_replication_role = replica', 50 ],
+	[ 'SET plpgsql.check_asserts = off', 60 ],
+	[ 'SET standard_conforming_strings = off', 8 ]);
+for my $call (@setting_calls)
+{
+	$node->safe_psql('postgres', "$call->[0]; SELECT app.show($call->[1])");
+}
+$node->safe_psql('postgres', 'ALTER DATABASE postgres SET bytea_output = escape');
+$node->safe_psql('postgres', 'SELECT app.show(9)');
+$node->safe_psql('postgres', 'ALTER DATABASE postgres RESET bytea_output');
+# literals are read when a query is first analysed, the rest is folded in
+# when planned: a generic plan keeps both
+$node->safe_psql('postgres', 'SET plan_cache_mode = force_generic_plan; SELECT app.show(10);
+	SET bytea_output = escape; SET array_nulls = off; SELECT app.show(11);
+	RESET bytea_output; RESET array_nulls; SELECT app.show(12)');
+my $shown_sql = q{SELECT string_agg(concat_ws(' ', id, b, f, coalesce(a, '-'), q, x, n,
+	(SELECT parent FROM app.child c WHERE c.id = s.id)), ', ' ORDER BY id) FROM app.shown s};
+my $shown = $node->safe_psql('postgres', $shown_sql);
+is($shown, '1 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 1, '
+	. '2 ab 0.30000000000000004 - ab <b>YWI=</b> 0 2, '
+	. '3 \x6162 0.3 - ab <b>YWI=</b> 0 3, '
+	. '4 \x6162 0.30000000000000004 NULL ab <b>YWI=</b> 0 4, '
+	. '5 \x6162 0.30000000000000004 - "ab" <b>YWI=</b> 0 5, '
+	. '6 \x6162 0.30000000000000004 - ab <b>6162</b> 0 6, '
+	. '7 \x6162 0.30000000000000004 - ab <b>YWI=</b> 21 7, '
+	. '8 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 8, '
+	. '9 ab 0.30000000000000004 - ab <b>YWI=</b> 0 9, '
+	. '10 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 10, '
+	. '11 ab 0.30000000000000004 NULL ab <b>YWI=</b> 0 11, '
+	. '12 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 12, '
+	. '50 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 50, '
+	. '60 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 60',
+	'each call wrote what its settings make of the same expressions');
+is($node->safe_psql('postgres', q{SELECT call_records || ' ' || value_records FROM fastckpt_procedures
+	WHERE routine = 'app.show(int)'::regprocedure}), '13 1',
+	'calls under carried settings are CALL records; under standard_conforming_strings = off, row images');
+crash_and_compare('crash after calls under other settings');
+is($node->safe_psql('postgres', $shown_sql), $shown,
+	'replay ran each call with its own settings: an assertion skipped, a missing parent let through');
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 
