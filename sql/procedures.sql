@@ -260,6 +260,59 @@ SELECT pr_pick_dynamic(-1000);
 SELECT routine, calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine::text LIKE 'pr_pick%' ORDER BY routine::text;
 
+-- but the first value of an index's column, its earlier columns pinned
+-- (min(), max(), ORDER BY it LIMIT 1), is the same whichever of several
+-- equal rows comes first, unless equal values may look different
+-- (numeric: 1 = 1.0): no fallback for it.  Another column of the first row
+-- by a column with ties does fall back.
+CREATE TABLE pr_orders (w int, d int, o int, note text, amount numeric,
+	PRIMARY KEY (w, d, o)) USING fastckpt;
+INSERT INTO pr_orders SELECT w, d, o, 'n' || (o % 7), (o % 5)::numeric
+  FROM generate_series(1, 3) w, generate_series(1, 10) d, generate_series(1, 300) o;
+CREATE INDEX pr_orders_amount ON pr_orders (amount);
+ANALYZE pr_orders;
+EXPLAIN (COSTS OFF) SELECT min(o) FROM pr_orders WHERE w = 1 AND d = 2;
+EXPLAIN (COSTS OFF) SELECT o FROM pr_orders WHERE w = 1 AND d = 2 ORDER BY o DESC LIMIT 1;
+EXPLAIN (COSTS OFF) SELECT max(amount) FROM pr_orders;
+EXPLAIN (COSTS OFF) SELECT note FROM pr_orders WHERE w = 1 ORDER BY d LIMIT 1;
+CREATE FUNCTION pr_deliver(p_w int, p_d int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	first_o int;
+	last_o int;
+	top_w int;
+BEGIN
+	SELECT min(o) INTO first_o FROM pr_orders WHERE w = p_w AND d = p_d;
+	SELECT o INTO last_o FROM pr_orders WHERE w = p_w AND d = p_d ORDER BY o DESC LIMIT 1;
+	SELECT max(w) INTO top_w FROM pr_orders;
+	DELETE FROM pr_orders WHERE w = p_w AND d = p_d AND o = first_o;
+	RETURN last_o - first_o + top_w;
+END $$;
+CREATE FUNCTION pr_top_amount(p_w int) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE
+	a numeric;
+BEGIN
+	SELECT max(amount) INTO a FROM pr_orders;
+	UPDATE pr_orders SET amount = a WHERE w = p_w AND d = 1 AND o = 1;
+	RETURN a;
+END $$;
+CREATE FUNCTION pr_first_note(p_w int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n text;
+BEGIN
+	SELECT note INTO n FROM pr_orders WHERE w = p_w ORDER BY d LIMIT 1;
+	UPDATE pr_orders SET note = n WHERE w = p_w AND d = 1 AND o = 2;
+	RETURN n;
+END $$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['pr_deliver(int,int)',
+	'pr_top_amount(int)', 'pr_first_note(int)']::regprocedure[]) f;
+SELECT pr_deliver(1, 2);
+SELECT pr_deliver(1, 2);
+SELECT pr_top_amount(1);
+SELECT pr_first_note(1);
+SELECT routine, calls, validated_calls, fallbacks FROM fastckpt_procedures
+ WHERE routine IN ('pr_deliver(int,int)'::regprocedure, 'pr_top_amount(int)'::regprocedure,
+	'pr_first_note(int)'::regprocedure) ORDER BY routine::text;
+
 -- aggregates, groups and windows whose result depends on the order rows
 -- come in (ties, floating-point rounding, which of several equal values is
 -- kept) fall back too: replay may feed the rows in another order

@@ -253,42 +253,42 @@ fc_index_is_unique_key(Relation index)
  * a scan's filter by table column (varno scanrelid).
  */
 static bool
+fc_quals_pin_column(List *quals, Relation index, Index varno, int k)
+{
+	AttrNumber	attnum = varno == INDEX_VAR ? k + 1 : index->rd_index->indkey.values[k];
+	ListCell   *lc;
+
+	if (attnum == 0)
+		return false;			/* an expression column */
+	foreach(lc, quals)
+	{
+		OpExpr	   *op = (OpExpr *) lfirst(lc);
+		Var		   *var;
+
+		if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+			continue;
+		var = (Var *) linitial(op->args);
+		if (IsA(var, RelabelType))
+			var = (Var *) ((RelabelType *) var)->arg;
+		if (IsA(var, Var) && var->varno == varno && var->varattno == attnum &&
+			!contain_var_clause(lsecond(op->args)) &&
+			(!OidIsValid(op->inputcollid) ||
+			 op->inputcollid == index->rd_indcollation[k]) &&
+			get_op_opfamily_strategy(op->opno, index->rd_opfamily[k]) ==
+			BTEqualStrategyNumber)
+			return true;
+	}
+	return false;
+}
+
+static bool
 fc_quals_pin_key(List *quals, Relation index, Index varno)
 {
 	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 
 	for (int k = 0; k < nkeys; k++)
-	{
-		AttrNumber	attnum = varno == INDEX_VAR ? k + 1 : index->rd_index->indkey.values[k];
-		bool		pinned = false;
-		ListCell   *lc;
-
-		if (attnum == 0)
-			return false;		/* an expression column */
-		foreach(lc, quals)
-		{
-			OpExpr	   *op = (OpExpr *) lfirst(lc);
-			Var		   *var;
-
-			if (!IsA(op, OpExpr) || list_length(op->args) != 2)
-				continue;
-			var = (Var *) linitial(op->args);
-			if (IsA(var, RelabelType))
-				var = (Var *) ((RelabelType *) var)->arg;
-			if (IsA(var, Var) && var->varno == varno && var->varattno == attnum &&
-				!contain_var_clause(lsecond(op->args)) &&
-				(!OidIsValid(op->inputcollid) ||
-				 op->inputcollid == index->rd_indcollation[k]) &&
-				get_op_opfamily_strategy(op->opno, index->rd_opfamily[k]) ==
-				BTEqualStrategyNumber)
-			{
-				pinned = true;
-				break;
-			}
-		}
-		if (!pinned)
+		if (!fc_quals_pin_column(quals, index, varno, k))
 			return false;
-	}
 	return true;
 }
 
@@ -305,6 +305,81 @@ fc_unique_point_lookup(Oid indexid, List *indexqual)
 	bool		result;
 
 	result = fc_index_is_unique_key(index) && fc_quals_pin_key(indexqual, index, INDEX_VAR);
+	index_close(index, NoLock);
+	return result;
+}
+
+/*
+ * Does a Limit keep the first value of one column that its input returns
+ * in order: at most one row, of that column alone, from a B-tree index
+ * scan whose earlier key columns the index quals pin?  Then ties hand on
+ * equal values, and where the index's equality means identical (see
+ * fc_equal_means_identical) the value is the same whatever the order among
+ * them.  This is how the planner runs min() and max() of an indexed column,
+ * and ORDER BY col LIMIT 1 of that column.
+ */
+static bool
+fc_limit_first_value(Limit *limit)
+{
+	Plan	   *scan = limit->plan.lefttree;
+	Const	   *count = (Const *) limit->limitCount;
+	Oid			indexid;
+	List	   *indexqual;
+	TargetEntry *tle;
+	Var		   *var;
+	Relation	index;
+	Oid			equalimage;
+	bool		result = false;
+
+	if (limit->limitOffset != NULL || limit->limitOption != LIMIT_OPTION_COUNT ||
+		count == NULL || !IsA(count, Const) || count->consttype != INT8OID ||
+		count->constisnull || DatumGetInt64(count->constvalue) > 1 ||
+		scan == NULL || list_length(scan->targetlist) != 1)
+		return false;
+	if (IsA(scan, IndexScan) && ((IndexScan *) scan)->indexorderby == NIL)
+	{
+		indexid = ((IndexScan *) scan)->indexid;
+		indexqual = ((IndexScan *) scan)->indexqual;
+	}
+	else if (IsA(scan, IndexOnlyScan) && ((IndexOnlyScan *) scan)->indexorderby == NIL)
+	{
+		indexid = ((IndexOnlyScan *) scan)->indexid;
+		indexqual = ((IndexOnlyScan *) scan)->indexqual;
+	}
+	else
+		return false;
+	tle = linitial_node(TargetEntry, scan->targetlist);
+	var = (Var *) tle->expr;
+	if (!IsA(var, Var))
+		return false;
+
+	/* the executor locks indexes only as it starts the scan */
+	index = index_open(indexid, AccessShareLock);
+	if (index->rd_rel->relam == BTREE_AM_OID)
+	{
+		int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+
+		for (int k = 0; k < nkeys; k++)
+		{
+			bool		returned = IsA(scan, IndexOnlyScan) ?
+				var->varno == INDEX_VAR && var->varattno == k + 1 :
+				var->varno == ((Scan *) scan)->scanrelid &&
+				index->rd_index->indkey.values[k] != 0 &&
+				var->varattno == index->rd_index->indkey.values[k];
+
+			if (returned)
+			{
+				equalimage = get_opfamily_proc(index->rd_opfamily[k], index->rd_opcintype[k],
+											   index->rd_opcintype[k], BTEQUALIMAGE_PROC);
+				result = OidIsValid(equalimage) &&
+					DatumGetBool(OidFunctionCall1Coll(equalimage, index->rd_indcollation[k],
+													  ObjectIdGetDatum(index->rd_opcintype[k])));
+				break;
+			}
+			if (!fc_quals_pin_column(indexqual, index, INDEX_VAR, k))
+				break;
+		}
+	}
 	index_close(index, NoLock);
 	return result;
 }
@@ -698,7 +773,9 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 			}
 		case T_Limit:
 			/* which rows it keeps depends on the plan's order (ties) */
-			goto unsupported;
+			if (!fc_limit_first_value((Limit *) plan))
+				goto unsupported;
+			break;
 		case T_WindowAgg:
 			/* window functions over rows that tie in the window's order */
 			goto unsupported;
@@ -816,6 +893,15 @@ fc_plan_one_row(PlannedStmt *pstmt, Plan *plan)
 			return fc_plan_one_row(pstmt, plan->lefttree);
 		case T_Agg:
 			return ((Agg *) plan)->aggstrategy == AGG_PLAIN;
+		case T_Limit:
+			{
+				Limit	   *limit = (Limit *) plan;
+				Const	   *count = (Const *) limit->limitCount;
+
+				return limit->limitOption == LIMIT_OPTION_COUNT && count != NULL &&
+					IsA(count, Const) && count->consttype == INT8OID &&
+					!count->constisnull && DatumGetInt64(count->constvalue) <= 1;
+			}
 		case T_IndexScan:
 			return fc_unique_point_lookup(((IndexScan *) plan)->indexid,
 										  ((IndexScan *) plan)->indexqual);
