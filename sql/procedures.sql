@@ -41,7 +41,7 @@ SELECT routine, language, redefined, calls FROM fastckpt_procedures;
 -- a clean call, as a top-level SELECT and as a prepared statement
 SELECT pr_transfer(1, 10);
 PREPARE pr_call(int, int) AS SELECT pr_transfer($1, $2);
-EXECUTE pr_call(2, 5);	-- EXECUTE is not a top-level call of the routine
+EXECUTE pr_call(2, 5);	-- a call too, as through the protocol
 SELECT routine, calls, validated_calls, call_records, value_records, fallbacks, last_fallback
   FROM fastckpt_procedures;
 
@@ -309,6 +309,12 @@ SELECT pr_deliver(1, 2);
 SELECT pr_deliver(1, 2);
 SELECT pr_top_amount(1);
 SELECT pr_first_note(1);
+-- EXECUTE is a call only with constant parameters: a computed one could
+-- run queries before the call begins
+PREPARE pr_deliver_stmt(int) AS SELECT pr_deliver(1, $1);
+EXECUTE pr_deliver_stmt(3);
+EXECUTE pr_deliver_stmt(2 + 1);
+DEALLOCATE pr_deliver_stmt;
 SELECT routine, calls, validated_calls, fallbacks FROM fastckpt_procedures
  WHERE routine IN ('pr_deliver(int,int)'::regprocedure, 'pr_top_amount(int)'::regprocedure,
 	'pr_first_note(int)'::regprocedure) ORDER BY routine::text;

@@ -670,6 +670,31 @@ fc_check_nested_utility(Node *stmt)
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
+/*
+ * Does EXECUTE run its prepared statement as the client's own, as Bind and
+ * Execute of the protocol do?  Then a prepared SELECT f($1) is a call.
+ * Only with constant parameters: evaluating others could run queries
+ * before the call begins.
+ */
+static bool
+fc_execute_at_top(Node *stmt)
+{
+	ListCell   *lc;
+
+	if (!IsA(stmt, ExecuteStmt))
+		return false;
+	foreach(lc, ((ExecuteStmt *) stmt)->params)
+	{
+		Node	   *param = (Node *) lfirst(lc);
+
+		if (IsA(param, TypeCast))
+			param = ((TypeCast *) param)->arg;
+		if (!IsA(param, A_Const))
+			return false;
+	}
+	return true;
+}
+
 static void
 fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 				   bool readOnlyTree, ProcessUtilityContext context,
@@ -678,6 +703,7 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *stmt = pstmt->utilityStmt;
 	bool		is_call = false;
+	int			depth = 1;
 
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
@@ -692,10 +718,12 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 			is_call = true;
 		}
 	}
+	else if (fc_nesting == 0 && fc_execute_at_top(stmt))
+		depth = 0;
 	else if (fc_call_active && !fc_call_tainted())
 		fc_check_nested_utility(stmt);
 
-	fc_nesting++;
+	fc_nesting += depth;
 	PG_TRY();
 	{
 		if (prev_process_utility)
@@ -707,13 +735,13 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_CATCH();
 	{
-		fc_nesting--;
+		fc_nesting -= depth;
 		if (is_call)
 			fc_call_reset();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	fc_nesting--;
+	fc_nesting -= depth;
 	if (is_call && fc_call.state == FC_CALL_RUNNING)
 		fc_call_set_state(FC_CALL_DONE);
 }

@@ -630,6 +630,7 @@ $node->command_ok(
 	[ 'pgbench', '-n', '-c', '4', '-j', '2', '-T', '3', '-M', 'prepared',
 	  '-f', "$dir/deliver.sql", '-h', $node->host, '-p', $node->port, 'postgres' ],
 	'pgbench: deliveries, four clients on four districts');
+$node->safe_psql('postgres', 'PREPARE d(int) AS SELECT app.deliver($1); EXECUTE d(1); EXECUTE d(2)');
 my ($deliver_calls, $deliver_records) = split /\|/, $node->safe_psql('postgres', q{
 	SELECT calls, call_records FROM fastckpt_procedures
 	 WHERE routine = 'app.deliver(int)'::regprocedure});
