@@ -398,7 +398,7 @@ fc_commit_pre_commit(void)
 		ForceSyncCommit();
 	}
 	else
-		fc_flush_owned_sequences();
+		fc_flush_table_sequences();
 
 	/* before the CSN: a call committing after us sees us as a writer */
 	fc_count_live_rows();

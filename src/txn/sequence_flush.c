@@ -11,8 +11,9 @@
  * none, so a crash could take the sequence back below values that
  * recovered rows hold, and the next inserts would collide with them.
  * Before such a commit is acknowledged, WAL is flushed up to the last
- * record of each sequence owned by a table it wrote (serial and identity
- * columns).  Usually that record is on disk already and this costs no I/O.
+ * record of each sequence a table it wrote owns (serial and identity
+ * columns) or names in a column default (DEFAULT nextval('seq')).
+ * Usually that record is on disk already and this costs no I/O.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,6 +22,9 @@
 #include "access/relation.h"
 #include "access/xlog.h"
 #include "catalog/dependency.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
 
@@ -30,37 +34,73 @@
 
 #define FC_MAX_OWNED_SEQUENCES	8
 
-/* A table's owned sequences, cached until a relcache invalidation. */
-typedef struct FcOwnedSequences
+/*
+ * A table's sequences (owned, or in a column default), cached until a
+ * relcache invalidation.
+ */
+typedef struct FcTableSequences
 {
 	Oid			relid;			/* hash key */
 	int			nseqs;			/* -1: more than FC_MAX_OWNED_SEQUENCES */
 	Oid			seqs[FC_MAX_OWNED_SEQUENCES];
-} FcOwnedSequences;
+} FcTableSequences;
 
 /*
  * Emptied by any relcache invalidation: ALTER SEQUENCE ... OWNED BY
  * invalidates the sequence, not the table that comes to own it.
  */
-static HTAB *fc_owned = NULL;
+static HTAB *fc_table_seqs = NULL;
 
-static FcOwnedSequences *
-fc_owned_sequences(Oid relid)
+/* Collect the sequences of nextval('seq') calls in an expression. */
+static bool
+fc_nextval_walker(Node *node, List **seqs)
 {
-	FcOwnedSequences *entry;
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == F_NEXTVAL)
+	{
+		Const	   *arg = (Const *) linitial(((FuncExpr *) node)->args);
+
+		if (IsA(arg, Const) && !arg->constisnull)
+			*seqs = list_append_unique_oid(*seqs, DatumGetObjectId(arg->constvalue));
+	}
+	return expression_tree_walker(node, fc_nextval_walker, (void *) seqs);
+}
+
+/* The table's owned sequences and those its column defaults call nextval of. */
+static List *
+fc_table_sequences(Oid relid)
+{
+	List	   *seqs = getOwnedSequences(relid);
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+	TupleConstr *constr;
+
+	if (rel == NULL)
+		return seqs;
+	constr = RelationGetDescr(rel)->constr;
+	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
+		(void) fc_nextval_walker(stringToNode(constr->defval[i].adbin), &seqs);
+	relation_close(rel, AccessShareLock);
+	return seqs;
+}
+
+static FcTableSequences *
+fc_cached_table_sequences(Oid relid)
+{
+	FcTableSequences *entry;
 	List	   *seqs;
 	bool		found;
 
-	if (fc_owned == NULL)
-		fc_owned = fc_relid_cache_create("fastckpt owned sequences",
-										 sizeof(FcOwnedSequences));
-	entry = hash_search(fc_owned, &relid, HASH_FIND, NULL);
+	if (fc_table_seqs == NULL)
+		fc_table_seqs = fc_relid_cache_create("fastckpt table sequences",
+										 sizeof(FcTableSequences));
+	entry = hash_search(fc_table_seqs, &relid, HASH_FIND, NULL);
 	if (entry != NULL)
 		return entry;
 
 	/* the look-up may take invalidations: enter the result after it */
-	seqs = getOwnedSequences(relid);
-	entry = hash_search(fc_owned, &relid, HASH_ENTER, &found);
+	seqs = fc_table_sequences(relid);
+	entry = hash_search(fc_table_seqs, &relid, HASH_ENTER, &found);
 	entry->nseqs = list_length(seqs) <= FC_MAX_OWNED_SEQUENCES ? list_length(seqs) : -1;
 	for (int i = 0; i < entry->nseqs; i++)
 		entry->seqs[i] = list_nth_oid(seqs, i);
@@ -87,7 +127,7 @@ fc_sequence_lsn(Oid seqid)
 }
 
 void
-fc_flush_owned_sequences(void)
+fc_flush_table_sequences(void)
 {
 	int			nwrites = fc_write_set_size();
 	FcTable    *last = NULL;
@@ -97,21 +137,21 @@ fc_flush_owned_sequences(void)
 	for (int i = 0; i < nwrites; i++)
 	{
 		FcWrite    *w = fc_write_set_get(i);
-		FcOwnedSequences owned;
+		FcTableSequences seqs;
 
 		if (w->tbl == last || !fc_write_is_logged(w) || w->op == FC_OP_DELETE)
 			continue;
 		last = w->tbl;
 		/* a copy: opening a sequence may take invalidations that empty the cache */
-		owned = *fc_owned_sequences(w->tbl->relid);
-		if (owned.nseqs < 0)
+		seqs = *fc_cached_table_sequences(w->tbl->relid);
+		if (seqs.nseqs < 0)
 		{
 			/* too many to look at: flush whatever WAL there is */
 			upto = GetXLogInsertRecPtr();
 			break;
 		}
-		for (int j = 0; j < owned.nseqs; j++)
-			upto = Max(upto, fc_sequence_lsn(owned.seqs[j]));
+		for (int j = 0; j < seqs.nseqs; j++)
+			upto = Max(upto, fc_sequence_lsn(seqs.seqs[j]));
 	}
 	if (upto != InvalidXLogRecPtr)
 		XLogFlush(upto);

@@ -56,7 +56,7 @@ extern void fc_prepare_check_table_locks(void);
 
 /* ---- sequence_flush.c ---- */
 
-extern void fc_flush_owned_sequences(void);
+extern void fc_flush_table_sequences(void);
 extern bool fc_write_set_has_subxact_writes(void);
 extern bool fc_write_set_has_logged_writes(void);
 extern int	fc_write_set_size(void);

@@ -212,27 +212,33 @@ is($node->safe_psql('postgres', q{
 # from a transaction that rolled back (nextval logs 32 values ahead), and
 # the commit wrote no WAL itself: it flushes that record before it is
 # acknowledged, as a heap commit's own commit record would
+# A sequence a column default names but no table owns is covered too.
 $node->safe_psql('postgres', q{
-CREATE TABLE seq_after_abort (id serial PRIMARY KEY, v text) USING fastckpt});
+CREATE TABLE seq_after_abort (id serial PRIMARY KEY, v text) USING fastckpt;
+CREATE SEQUENCE seq_shared;
+CREATE TABLE seq_by_default (id bigint DEFAULT nextval('seq_shared') PRIMARY KEY, v text)
+  USING fastckpt});
 for my $round (1 .. 3)
 {
-	$node->safe_psql('postgres', q{
-BEGIN;
-SELECT nextval('seq_after_abort_id_seq');
-ROLLBACK});
-	my $id = $node->safe_psql('postgres',
-		"INSERT INTO seq_after_abort (v) VALUES ('committed $round') RETURNING id");
-	crash_postmaster($node);
-	$node->start;
-	wait_for_tables_open($node);
-	my ($ret, $out, $err) = $node->psql('postgres',
-		"INSERT INTO seq_after_abort (v) VALUES ('after $round') RETURNING id");
-	is($ret, 0, "round $round: an insert after the crash succeeds") or diag($err);
-	cmp_ok($out || 0, '>', $id,
-		"round $round: it takes a value past the committed row's ($id), which recovery kept");
+	for my $t ([ 'seq_after_abort', 'seq_after_abort_id_seq' ], [ 'seq_by_default', 'seq_shared' ])
+	{
+		my ($table, $seq) = @$t;
+		$node->safe_psql('postgres', "BEGIN; SELECT nextval('$seq'); ROLLBACK");
+		my $id = $node->safe_psql('postgres',
+			"INSERT INTO $table (v) VALUES ('committed $round') RETURNING id");
+		crash_postmaster($node);
+		$node->start;
+		wait_for_tables_open($node);
+		my ($ret, $out, $err) = $node->psql('postgres',
+			"INSERT INTO $table (v) VALUES ('after $round') RETURNING id");
+		is($ret, 0, "$table, round $round: an insert after the crash succeeds") or diag($err);
+		cmp_ok($out || 0, '>', $id,
+			"$table, round $round: it takes a value past the committed row's ($id), which recovery kept");
+	}
 }
 is($node->safe_psql('postgres',
-	'SELECT count(*) = count(DISTINCT id) FROM seq_after_abort'), 't',
+	'SELECT (SELECT count(*) = count(DISTINCT id) FROM seq_after_abort) AND '
+	  . '(SELECT count(*) = count(DISTINCT id) FROM seq_by_default)'), 't',
 	'no sequence value is held twice');
 
 ok($node->log_contains('pg_fastckpt: startup recovery finished'),
