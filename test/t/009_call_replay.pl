@@ -533,7 +533,10 @@ is($node->safe_psql('postgres', $wallets_sql), $wallets,
 # the database or the server's configuration set them.  A session that
 # changes one plans afresh (its cached plans folded the old value in).
 # standard_conforming_strings is not carried: PL/pgSQL keeps a routine's
-# text as first scanned, so the call falls back.
+# text as first scanned, so the call falls back.  (xmlbinary needs a server
+# built with libxml.)
+my $has_xml = $node->psql('postgres', 'SELECT xmlelement(name b)') == 0;
+my $xml_expr = $has_xml ? q{xmlelement(name b, 'ab'::bytea)::text} : 'NULL';
 $node->safe_psql('postgres', q{
 CREATE TABLE app.shown (id int PRIMARY KEY, b text, f text, a text, q text, x text, n bigint) USING fastckpt;
 CREATE TABLE app.parent (id int PRIMARY KEY) USING fastckpt;
@@ -543,7 +546,7 @@ CREATE FUNCTION app.show(p_id int) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	ASSERT p_id <> 60, 'no call with id 60';
 	INSERT INTO app.shown VALUES (p_id, 'ab'::bytea::text, (0.1::float8 + 0.2::float8)::text,
-		('{a,NULL}'::text[])[2], quote_ident('ab'), xmlelement(name b, 'ab'::bytea)::text,
+		('{a,NULL}'::text[])[2], quote_ident('ab'), } . $xml_expr . q{,
 		(SELECT count(*) FROM app.parent WHERE NULL::int = NULL));
 	INSERT INTO app.child VALUES (p_id, p_id);
 END $$;
@@ -572,10 +575,10 @@ $node->safe_psql('postgres', 'ALTER DATABASE postgres RESET bytea_output');
 $node->safe_psql('postgres', 'SET plan_cache_mode = force_generic_plan; SELECT app.show(10);
 	SET bytea_output = escape; SET array_nulls = off; SELECT app.show(11);
 	RESET bytea_output; RESET array_nulls; SELECT app.show(12)');
-my $shown_sql = q{SELECT string_agg(concat_ws(' ', id, b, f, coalesce(a, '-'), q, x, n,
+my $shown_sql = q{SELECT string_agg(concat_ws(' ', id, b, f, coalesce(a, '-'), q, coalesce(x, '-'), n,
 	(SELECT parent FROM app.child c WHERE c.id = s.id)), ', ' ORDER BY id) FROM app.shown s};
 my $shown = $node->safe_psql('postgres', $shown_sql);
-is($shown, '1 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 1, '
+my $shown_expected = '1 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 1, '
 	. '2 ab 0.30000000000000004 - ab <b>YWI=</b> 0 2, '
 	. '3 \x6162 0.3 - ab <b>YWI=</b> 0 3, '
 	. '4 \x6162 0.30000000000000004 NULL ab <b>YWI=</b> 0 4, '
@@ -588,8 +591,9 @@ is($shown, '1 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 1, '
 	. '11 ab 0.30000000000000004 NULL ab <b>YWI=</b> 0 11, '
 	. '12 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 12, '
 	. '50 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 50, '
-	. '60 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 60',
-	'each call wrote what its settings make of the same expressions');
+	. '60 \x6162 0.30000000000000004 - ab <b>YWI=</b> 0 60';
+$shown_expected =~ s{<b>\w+=?</b>}{-}g unless $has_xml;
+is($shown, $shown_expected, 'each call wrote what its settings make of the same expressions');
 is($node->safe_psql('postgres', q{SELECT call_records || ' ' || value_records FROM fastckpt_procedures
 	WHERE routine = 'app.show(int)'::regprocedure}), '13 1',
 	'calls under carried settings are CALL records; under standard_conforming_strings = off, row images');
