@@ -11,8 +11,9 @@
  * none, so a crash could take the sequence back below values that
  * recovered rows hold, and the next inserts would collide with them.
  * Before such a commit is acknowledged, WAL is flushed up to the last
- * record of each sequence a table it wrote owns (serial and identity
- * columns) or names in a column default (DEFAULT nextval('seq')).
+ * record of each sequence a table it wrote, or a partitioned table above
+ * it, owns (serial and identity columns) or names in a column default
+ * (DEFAULT nextval('seq')).
  * Usually that record is on disk already and this costs no I/O.
  *
  *-------------------------------------------------------------------------
@@ -22,8 +23,10 @@
 #include "access/relation.h"
 #include "access/xlog.h"
 #include "catalog/dependency.h"
+#include "catalog/partition.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "storage/bufmgr.h"
 #include "utils/hsearch.h"
@@ -67,20 +70,43 @@ fc_nextval_walker(Node *node, List **seqs)
 	return expression_tree_walker(node, fc_nextval_walker, (void *) seqs);
 }
 
-/* The table's owned sequences and those its column defaults call nextval of. */
+/* Add a table's owned sequences and those its column defaults call nextval of. */
+static void
+fc_add_table_sequences(Oid relid, List **seqs)
+{
+	Relation	rel;
+	TupleConstr *constr;
+
+	*seqs = list_concat_unique_oid(*seqs, getOwnedSequences(relid));
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		return;
+	constr = RelationGetDescr(rel)->constr;
+	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
+		(void) fc_nextval_walker(stringToNode(constr->defval[i].adbin), seqs);
+	relation_close(rel, AccessShareLock);
+}
+
+/*
+ * The sequences whose values rows of the table may hold: its own, and
+ * those of the partitioned tables above it, whose defaults and identity
+ * columns an INSERT through them uses.
+ */
 static List *
 fc_table_sequences(Oid relid)
 {
-	List	   *seqs = getOwnedSequences(relid);
-	Relation	rel = try_relation_open(relid, AccessShareLock);
-	TupleConstr *constr;
+	List	   *seqs = NIL;
 
-	if (rel == NULL)
-		return seqs;
-	constr = RelationGetDescr(rel)->constr;
-	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
-		(void) fc_nextval_walker(stringToNode(constr->defval[i].adbin), &seqs);
-	relation_close(rel, AccessShareLock);
+	fc_add_table_sequences(relid, &seqs);
+	if (get_rel_relispartition(relid))
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+		ListCell   *lc;
+
+		foreach(lc, ancestors)
+			fc_add_table_sequences(lfirst_oid(lc), &seqs);
+		list_free(ancestors);
+	}
 	return seqs;
 }
 
