@@ -249,8 +249,8 @@ fc_gate_wait_for(const char *what)
 					 errmsg("%s is not available: startup recovery could not restore the fastckpt tables",
 							what),
 					 errdetail("%s", stats.error),
-					 errhint("The checkpoint files and the log under pg_fastckpt/ are left as they are; see the server log. "
-							 "Restore them from a backup, or move pg_fastckpt/ aside to start with empty fastckpt tables.")));
+					 errhint("The checkpoint files and the log under pg_fastckpt/ are kept as they are. "
+							 "The server log says why recovery failed and what to do; then restart the server.")));
 			break;
 		case FC_GATE_TIMED_OUT:
 			ereport(ERROR,

@@ -346,8 +346,13 @@ fc_seconds_since(TimestampTz start)
 
 static void fc_recovery_idle(void) pg_attribute_noreturn();
 
-void
-fc_recovery_leader_main(Datum arg)
+/*
+ * Startup recovery: load the checkpoint, replay the log, rebuild the
+ * indexes, replay the calls, then open the gate; or fail it with the
+ * reason and return.
+ */
+static void
+fc_recover(void)
 {
 	List	   *dbs;
 	TimestampTz start;
@@ -357,12 +362,6 @@ fc_recovery_leader_main(Datum arg)
 	char		error[512];
 	char		aside[MAXPGPATH];
 
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
-
-	if (!fc_gate_is_open())
 	{
 		start = GetCurrentTimestamp();
 		fc_recovery_stats_begin();
@@ -491,7 +490,66 @@ fc_recovery_leader_main(Datum arg)
 				(errmsg("pg_fastckpt: startup recovery finished in %.3f s; fastckpt tables are open",
 						fc_seconds_since(start))));
 	}
+}
 
+void
+fc_recovery_leader_main(Datum arg)
+{
+	FcRecoveryStats before;
+	char		reason[256];
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	fc_recovery_stats_get(&before);
+	if (fc_gate_is_open() || fc_gate_failed(reason, sizeof(reason)))
+		;						/* a restarted leader: recovery is over */
+	else if (before.started_at != 0)
+	{
+		/*
+		 * A leader before us exited during recovery, leaving the store half
+		 * built: never run it again over that.
+		 */
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
+				 errdetail("The process running startup recovery exited before it finished."),
+				 errhint("The server log above says why. Fix the cause and restart the server; the checkpoint and the log are kept.")));
+		fc_gate_fail("startup recovery was interrupted: the process running it exited (see the server log)");
+	}
+	else
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
+		PG_TRY();
+		{
+			fc_recover();
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			/* report it, keep the tables closed, and stay to answer barriers */
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			AbortOutOfAnyTransaction();
+			LWLockReleaseAll();
+			ConditionVariableCancelSleep();
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
+					 errdetail("%s%s%s", edata->message, edata->detail ? ": " : "",
+							   edata->detail ? edata->detail : ""),
+					 errhint("%s", edata->hint ? edata->hint :
+							 "Fix the cause and restart the server; the checkpoint and the log are kept.")));
+			snprintf(reason, sizeof(reason), "%s%s%s", edata->message,
+					 edata->detail ? ": " : "", edata->detail ? edata->detail : "");
+			fc_gate_fail(reason);
+		}
+		PG_END_TRY();
+	}
 	fc_recovery_idle();
 }
 

@@ -20,11 +20,14 @@
 
 #include <sys/mman.h>
 
+#include "access/xact.h"
+#include "miscadmin.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/lsyscache.h"
 
 #include "pg_fastckpt.h"
+#include "recovery/gate.h"
 #include "store/arena.h"
 #include "store/slot.h"
 
@@ -118,18 +121,26 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 
 	if (page == NULL)
 	{
-		char	   *relname = OidIsValid(relid) ? get_rel_name(relid) : NULL;
+		/* startup recovery's leader and loaders have no database to look names up in */
+		bool		named = OidIsValid(relid) && OidIsValid(MyDatabaseId) &&
+			IsTransactionState() && !fc_in_recovery_worker;
+		char	   *relname = named ? get_rel_name(relid) : NULL;
 
+		if (relname != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("pg_fastckpt memory is full while writing table \"%s\"", relname),
+					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use.",
+							   fc_memory_limit_mb),
+					 errhint("Raise pg_fastckpt.memory_limit and restart the server, or give memory back "
+							 "with TRUNCATE or DROP TABLE. DELETE followed by VACUUM frees slots for new "
+							 "rows of the same table only.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("pg_fastckpt memory is full%s%s%s",
-						relname ? " while writing table \"" : "",
-						relname ? relname : "",
-						relname ? "\"" : ""),
+				 errmsg("pg_fastckpt memory is full while recovering the table with OID %u", relid),
 				 errdetail("All %d MB of pg_fastckpt.memory_limit are in use.",
 						   fc_memory_limit_mb),
-				 errhint("Raise pg_fastckpt.memory_limit and restart the server, "
-						 "or free memory with DELETE followed by VACUUM, TRUNCATE or DROP TABLE.")));
+				 errhint("Raise pg_fastckpt.memory_limit to hold every fastckpt table and restart the server.")));
 	}
 
 	/*

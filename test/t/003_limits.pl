@@ -116,4 +116,44 @@ $few->safe_psql('postgres', 'DROP TABLE t2, t3');
 $few->safe_psql('postgres', 'CREATE TABLE t2 (id int) USING fastckpt; TRUNCATE t1');
 pass('dropped tables free their places');
 $few->stop;
+
+# 4. a memory limit too small for the tables at startup: recovery stops
+# once with the arena's error, keeps the tables closed (never partial), and
+# does not run again over the half-built store; with the limit back, the
+# rows are back
+my $small = fastckpt_node('too_small', "pg_fastckpt.memory_limit = '64MB'\n");
+$small->safe_psql('postgres', q{
+	CREATE TABLE big (id int PRIMARY KEY, pad char(200)) USING fastckpt;
+	INSERT INTO big SELECT g, 'x' FROM generate_series(1, 9000) g;
+	SELECT fastckpt_checkpoint(true)});
+my $big_sum = $small->safe_psql('postgres', 'SELECT count(*), sum(id) FROM big');
+$small->stop;
+$small->append_conf('postgresql.conf', "pg_fastckpt.memory_limit = '16MB'\n");
+my $log_offset = -s $small->logfile;
+$small->start;
+$small->poll_query_until('postgres',
+	'SELECT error IS NOT NULL FROM fastckpt_stat_recovery')
+  or die 'recovery did not give up';
+sleep 3;	# time for a leader restarted after an exit to run recovery again
+is($small->safe_psql('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery'), 'f',
+	'too small: the tables stay closed');
+like($small->safe_psql('postgres', 'SELECT error FROM fastckpt_stat_recovery'),
+	qr/pg_fastckpt memory is full while recovering the table with OID \d+: All 16 MB/,
+	'too small: the recovery error is the arena\'s, with the limit');
+($rc, $out, $err) = $small->psql('postgres', 'SELECT count(*) FROM big');
+like($err, qr/memory is full/, 'too small: a query on the table fails with the reason');
+my $log = slurp_file($small->logfile, $log_offset);
+my $starts = () = $log =~ /pg_fastckpt: startup recovery started/g;
+is($starts, 1, 'too small: recovery ran once, not again over the half-built store');
+like($log, qr/startup recovery failed; fastckpt tables stay closed.*\n.*DETAIL:  pg_fastckpt memory is full/,
+	'too small: the log says why the tables stay closed');
+unlike($log, qr/cannot read pg_class|already held|TRAP:|terminated by signal/,
+	'too small: no other error on the way');
+$small->stop;
+$small->append_conf('postgresql.conf', "pg_fastckpt.memory_limit = '64MB'\n");
+$small->start;
+wait_for_tables_open($small);
+is($small->safe_psql('postgres', 'SELECT count(*), sum(id) FROM big'), $big_sum,
+	'with the limit raised again, every row is back');
+$small->stop;
 done_testing();

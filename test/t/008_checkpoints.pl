@@ -608,7 +608,7 @@ INSERT INTO small SELECT g, 't' || g FROM generate_series(11, 20) g;
 		  && $node->log_contains(qr/pg_fastckpt: startup recovery failed; fastckpt tables stay closed/, $offset),
 		'the server log explains both checkpoints and the failure');
 
-	# the way out the HINT gives (restore, or move pg_fastckpt/ aside) needs
+	# the way out the server log's HINT gives (restore, or move pg_fastckpt/ aside) needs
 	# a restart: a fast shutdown must work with the tables closed
 	my $stopped;
 	{
