@@ -270,6 +270,24 @@ SELECT relfilenode = :rw_wide_node AS same_storage FROM pg_class WHERE relname =
 DROP TABLE rw_wide;
 DROP DOMAIN rw_code;
 
+-- a table made under a larger default_row_size keeps its slots through
+-- ALTER TABLE's own rewrites in a session with the default; VACUUM FULL
+-- sizes them afresh, and says which table the rows do not fit
+SET pg_fastckpt.default_row_size = 4096;
+CREATE TABLE rw_big (id int PRIMARY KEY, v text) USING fastckpt;
+INSERT INTO rw_big SELECT g, string_agg(md5(g::text || x::text), '')
+  FROM generate_series(1, 20) g, generate_series(1, 60) x GROUP BY g;
+RESET pg_fastckpt.default_row_size;
+SELECT row_image_bytes AS big_before FROM fastckpt_stat_tables
+ WHERE relation = 'rw_big'::regclass \gset
+ALTER TABLE rw_big ALTER COLUMN id TYPE bigint;
+ALTER TABLE rw_big ADD COLUMN r float8 DEFAULT random();
+SELECT count(*), sum(length(v)), count(r) FROM rw_big;
+SELECT row_image_bytes >= :big_before AS kept FROM fastckpt_stat_tables
+ WHERE relation = 'rw_big'::regclass;
+VACUUM FULL rw_big;
+DROP TABLE rw_big;
+
 DROP TABLE rw, rw_am, rw_am2, rw_ctas, rw_ctas_empty, rw_ctas_exec, rw_into,
 	rw_ctas_default, rw_vf, rw_cl;
 DROP SEQUENCE rw_seq;

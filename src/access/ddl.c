@@ -19,12 +19,14 @@
 #include "access/genam.h"
 #include "miscadmin.h"
 #include "access/multixact.h"
+#include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/storage.h"
 #include "catalog/storage_xlog.h"
 #include "storage/smgr.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -38,6 +40,58 @@
 
 /* When set, the row image size of the next storage created (utility.c) */
 uint32		fc_resize_capacity = 0;
+
+/* an ALTER TABLE is running: its rewrites keep the table's slot size */
+bool		fc_alter_table_running = false;
+
+/*
+ * The fastckpt table a rewrite's transient table stands in for, or
+ * InvalidOid.  PostgreSQL names it "pg_temp_<OID of the table>", in the
+ * table's schema (make_new_heap).
+ */
+Oid
+fc_rewrite_source(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	char	   *end;
+	unsigned long oid;
+
+	if (strncmp(name, "pg_temp_", 8) != 0)
+		return InvalidOid;
+	errno = 0;
+	oid = strtoul(name + 8, &end, 10);
+	if (errno != 0 || *end != '\0' || oid == 0 || oid > PG_UINT32_MAX ||
+		get_rel_namespace((Oid) oid) != RelationGetNamespace(rel) ||
+		!fc_relid_is_fastckpt((Oid) oid))
+		return InvalidOid;
+	return (Oid) oid;
+}
+
+/*
+ * Row image bytes for a new storage of rel.  PostgreSQL's own rewrites
+ * under ALTER TABLE (a column's type changed, a volatile default added)
+ * keep at least the slots of the table they copy, which may have been
+ * made under a larger pg_fastckpt.default_row_size or bytes_per_char than
+ * this session's; the ALTER then grows them as the new columns need
+ * (fc_resize_slots_after_alter).  Other storages are sized afresh.
+ */
+static uint32
+fc_new_storage_capacity(Relation rel)
+{
+	uint32		capacity = fc_row_image_capacity(rel, NULL);
+	Oid			source;
+
+	if (fc_resize_capacity > 0)
+		return fc_resize_capacity;
+	if (fc_alter_table_running && OidIsValid(source = fc_rewrite_source(rel)))
+	{
+		Relation	old = table_open(source, NoLock);	/* the ALTER locked it */
+
+		capacity = Max(capacity, fc_table_for_rel(old)->layout.image_capacity);
+		table_close(old, NoLock);
+	}
+	return capacity;
+}
 
 static void
 fc_create_files(const RelFileNode *rnode, char persistence)
@@ -75,8 +129,7 @@ fc_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*minmulti = GetOldestMultiXactId();
 	fc_create_files(newrnode, persistence);
 
-	fc_table_create_new(newrnode, rel,
-						fc_resize_capacity > 0 ? fc_resize_capacity : fc_row_image_capacity(rel, NULL));
+	fc_table_create_new(newrnode, rel, fc_new_storage_capacity(rel));
 	fc_pending_drop_add(newrnode, false, persistence == RELPERSISTENCE_TEMP);
 
 	/* TRUNCATE: the previous storage goes when the transaction commits */

@@ -170,6 +170,8 @@ fc_ssi_wrote(Relation rel, ItemPointer tid)
 /* ---- ddl.c ---- */
 
 extern uint32 fc_resize_capacity;
+extern bool fc_alter_table_running;
+extern Oid	fc_rewrite_source(Relation rel);
 
 /* ---- old_table_ancestors.c ---- */
 

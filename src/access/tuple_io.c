@@ -19,6 +19,7 @@
 #include "access/toast_internals.h"
 #include "access/xact.h"
 #include "executor/tuptable.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "access/fastckpt_am.h"
@@ -194,9 +195,14 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 			len = tuple->t_len;
 		}
 		if (len > capacity)
+		{
+			Oid			source = fc_rewrite_source(rel);
+
+			/* a rewrite's transient table: name the table rewritten */
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("row is too big for fastckpt table \"%s\"",
+							OidIsValid(source) ? get_rel_name(source) :
 							RelationGetRelationName(rel)),
 					 errdetail("The row needs %zu bytes%s; this table's slots hold %u bytes.",
 							   len, compressed ? " after compression" : "", capacity),
@@ -204,6 +210,7 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 							 "pg_fastckpt.default_row_size (for columns without a length limit) "
 							 "or pg_fastckpt.bytes_per_char (for char(n) and varchar(n); 0: the encoding's longest character) "
 							 "and rewrite the table with VACUUM FULL, or declare tighter column types.")));
+		}
 	}
 
 	/*

@@ -688,6 +688,22 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 		}
 		PG_END_TRY();
 	}
+	else if (IsA(parsetree, AlterTableStmt))
+	{
+		bool		outer = fc_alter_table_running;
+
+		PG_TRY();
+		{
+			fc_alter_table_running = true;
+			fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
+						   queryEnv, dest, qc);
+		}
+		PG_FINALLY();
+		{
+			fc_alter_table_running = outer;
+		}
+		PG_END_TRY();
+	}
 	else
 		fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
 					   queryEnv, dest, qc);
