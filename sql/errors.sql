@@ -120,6 +120,11 @@ INSERT INTO er VALUES (101, 'in subxact', 0);
 RELEASE SAVEPOINT s;
 PREPARE TRANSACTION 'regress_fc_prep';
 SELECT count(*) FROM er WHERE id = 101;
+-- ... or after creating one, with no row written
+BEGIN;
+CREATE TABLE er_prep (id int) USING fastckpt;
+PREPARE TRANSACTION 'regress_fc_prep';
+SELECT to_regclass('er_prep') IS NULL AS not_created;
 -- ... or after locking rows of one: the locks would not survive a restart
 -- (FOR SHARE, and the KEY SHARE lock of a foreign key check)
 BEGIN;

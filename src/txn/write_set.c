@@ -416,7 +416,14 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			if (fc_nwrites > 0 || fc_pending_changes_exist())
+			if (fc_nwrites == 0 && fc_pending_changes_exist())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that has created, truncated or dropped fastckpt tables"),
+						 errdetail("fastckpt table storage is made or freed in shared memory when its transaction ends, "
+								   "and a prepared transaction may end after a restart that loses it."),
+						 errhint("Commit or roll back instead, or keep fastckpt DDL out of two-phase transactions.")));
+			if (fc_nwrites > 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
