@@ -198,7 +198,17 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 			 !fc_xmin_visible_mvcc(hdr->xmin, hdr->cmin, &hdr->flags, snapshot))
 	{
 		if (follow)
-			conflict->traversed = true;
+		{
+			/*
+			 * A version newer than the caller's, unless we locked this one
+			 * already (a lock that keeps updaters out since): then the
+			 * caller has it, as heap's caller has the TID of the version
+			 * it locked.  A trigger's re-fetch after EvalPlanQual must not
+			 * see a concurrent update again.
+			 */
+			if (!fc_current_xact_holds_lock(hdr, Max(mode, LockTupleShare)))
+				conflict->traversed = true;
+		}
 		else if (is_lock && mode == LockTupleKeyShare)
 		{
 			/* in-place updates never change a key: KEY SHARE still holds */
