@@ -231,6 +231,7 @@ typedef struct FcRowConflict
 	CommandId	cmax;
 	ItemPointerData ctid;
 	bool		traversed;		/* follow mode moved past the caller's version */
+	bool		holds_lock;		/* FC_ROW_WAIT: our transaction locks the row already */
 } FcRowConflict;
 
 extern FcRowCheck fc_check_row(FcSlotHeader *hdr, uint64 slotno,

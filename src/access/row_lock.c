@@ -191,6 +191,7 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 		if (!is_lock || fc_modes_conflict(LockTupleNoKeyExclusive, mode))
 		{
 			conflict->wait_xid = hdr->xmin;
+			conflict->holds_lock = fc_current_xact_holds_lock(hdr, LockTupleKeyShare);
 			return FC_ROW_WAIT;
 		}
 	}
@@ -242,6 +243,7 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 			if (!is_lock || fc_modes_conflict(held, mode))
 			{
 				conflict->wait_xid = hdr->xmax;
+				conflict->holds_lock = fc_current_xact_holds_lock(hdr, LockTupleKeyShare);
 				return FC_ROW_WAIT;
 			}
 		}
@@ -271,7 +273,10 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 
 	/* 3. explicit lockers */
 	if (fc_locker_conflict(hdr, mode, conflict))
+	{
+		conflict->holds_lock = fc_current_xact_holds_lock(hdr, LockTupleKeyShare);
 		return FC_ROW_WAIT;
+	}
 	return FC_ROW_OK;
 }
 
@@ -330,7 +335,13 @@ fc_wait_for_conflict(Relation rel, ItemPointer tid, FcRowConflict *conflict,
 					 LockTupleMode mode, LockWaitPolicy policy, XLTW_Oper oper,
 					 bool *have_tuple_lock)
 {
-	if (!*have_tuple_lock)
+	/*
+	 * The tuple lock queues us behind earlier waiters, except when we hold
+	 * a lock on the row already (strengthening it): waiting behind someone
+	 * who waits for our lock would deadlock, as heap's skip_tuple_lock
+	 * avoids.
+	 */
+	if (!*have_tuple_lock && !conflict->holds_lock)
 	{
 		LOCKMODE	hw = fc_tuple_lock_hwmode(mode);
 
