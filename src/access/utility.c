@@ -674,39 +674,27 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 			break;
 	}
 
-	if (fc_prepare_database_stmt(parsetree))
 	{
-		PG_TRY();
-		{
-			fc_database_stmt = parsetree;
-			fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
-						   queryEnv, dest, qc);
-		}
-		PG_FINALLY();
-		{
-			fc_database_stmt = NULL;
-		}
-		PG_END_TRY();
-	}
-	else if (IsA(parsetree, AlterTableStmt))
-	{
-		bool		outer = fc_alter_table_running;
+		bool		database_stmt = fc_prepare_database_stmt(parsetree);
+		bool		outer_alter = fc_alter_table_running;
 
 		PG_TRY();
 		{
-			fc_alter_table_running = true;
+			if (database_stmt)
+				fc_database_stmt = parsetree;
+			if (IsA(parsetree, AlterTableStmt))
+				fc_alter_table_running = true;
 			fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
 						   queryEnv, dest, qc);
 		}
 		PG_FINALLY();
 		{
-			fc_alter_table_running = outer;
+			if (database_stmt)
+				fc_database_stmt = NULL;
+			fc_alter_table_running = outer_alter;
 		}
 		PG_END_TRY();
 	}
-	else
-		fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
-					   queryEnv, dest, qc);
 
 	if (IsA(parsetree, CreateStmt))
 		fc_keep_owned_sequences_logged(fc_created_relid(((CreateStmt *) parsetree)->relation));
