@@ -24,6 +24,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -199,17 +200,7 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 			 !fc_xmin_visible_mvcc(hdr->xmin, hdr->cmin, &hdr->flags, snapshot))
 	{
 		if (follow)
-		{
-			/*
-			 * A version newer than the caller's, unless we locked this one
-			 * already (a lock that keeps updaters out since): then the
-			 * caller has it, as heap's caller has the TID of the version
-			 * it locked.  A trigger's re-fetch after EvalPlanQual must not
-			 * see a concurrent update again.
-			 */
-			if (!fc_current_xact_holds_lock(hdr, Max(mode, LockTupleShare)))
-				conflict->traversed = true;
-		}
+			conflict->traversed = true;
 		else if (is_lock && mode == LockTupleKeyShare)
 		{
 			/* in-place updates never change a key: KEY SHARE still holds */
@@ -527,6 +518,42 @@ fc_lock_moved_versions(FcTable *tbl, ItemPointerData cur, uint16 from_tag,
 	return FC_ROW_OK;
 }
 
+/*
+ * The row version this backend's last successful table_tuple_lock() handed
+ * to the executor, in which command.  With in-place updates the TID stays
+ * the row's, so "did the lock move past the caller's version" cannot be
+ * told from the TID as heap tells it: a BEFORE row trigger's fetch after
+ * EvalPlanQual, or after ON CONFLICT's lock, locks the same version again,
+ * and reporting it as new again sent the executor into EvalPlanQual where
+ * it cannot be (a crash) or round and round (MERGE, partition moves).
+ */
+static struct
+{
+	LocalTransactionId lxid;
+	CommandId	cid;
+	RelFileNode node;
+	uint64		slotno;
+	TransactionId xmin;
+}			fc_last_locked;
+
+static bool
+fc_locked_already(Relation rel, uint64 slotno, TransactionId xmin, CommandId cid)
+{
+	return fc_last_locked.lxid == MyProc->lxid && fc_last_locked.cid == cid &&
+		RelFileNodeEquals(fc_last_locked.node, rel->rd_node) &&
+		fc_last_locked.slotno == slotno && fc_last_locked.xmin == xmin;
+}
+
+static void
+fc_remember_locked(Relation rel, uint64 slotno, TransactionId xmin, CommandId cid)
+{
+	fc_last_locked.lxid = MyProc->lxid;
+	fc_last_locked.cid = cid;
+	fc_last_locked.node = rel->rd_node;
+	fc_last_locked.slotno = slotno;
+	fc_last_locked.xmin = xmin;
+}
+
 TM_Result
 fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			  TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
@@ -591,6 +618,7 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			ItemPointerData next;
 			bool		forgive = false;
 			TransactionId scan_xmin = InvalidTransactionId;
+			TransactionId live_xmin = hdr->xmin;
 
 			fc_add_row_lock(hdr, mode);
 
@@ -650,8 +678,9 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 					break;
 				}
 			}
-			if (traversed && follow)
+			if (traversed && follow && !fc_locked_already(rel, slotno, live_xmin, cid))
 				tmfd->traversed = true;
+			fc_remember_locked(rel, slotno, live_xmin, cid);
 			if (!tbl->is_temp)
 				fc_write_set_note_row_lock();
 			result = TM_Ok;
