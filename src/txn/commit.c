@@ -305,7 +305,10 @@ fc_commit_pre_commit(void)
 	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
 		fc_commit_checkpoint_for_calls();
 	if (nwrites == 0 && !fc_pending_changes_exist())
+	{
+		fc_note_session_sequences();
 		return;
+	}
 	if (fc_in_recovery_worker)
 	{
 		/* replaying the log: install only, the records are there already */
@@ -398,7 +401,7 @@ fc_commit_pre_commit(void)
 		ForceSyncCommit();
 	}
 	else
-		fc_flush_table_sequences();
+		fc_flush_used_sequences();
 
 	/* before the CSN: a call committing after us sees us as a writer */
 	fc_count_live_rows();

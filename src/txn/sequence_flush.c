@@ -1,144 +1,109 @@
 /*-------------------------------------------------------------------------
  *
  * sequence_flush.c
- *	  Make the sequence values a committing transaction stored durable.
+ *	  Make the sequence values a committing transaction may have stored
+ *	  durable.
  *
  * nextval() WAL-logs a sequence 32 values ahead and hands out the values
  * in between without logging again.  The record that covers a value may
- * come from another transaction that rolled back (a failed INSERT), which
- * flushes nothing.  A heap commit flushes its own commit record, and with
- * it every earlier record; a fastckpt commit that wrote no WAL flushes
- * none, so a crash could take the sequence back below values that
- * recovered rows hold, and the next inserts would collide with them.
- * Before such a commit is acknowledged, WAL is flushed up to the last
- * record of each sequence a table it wrote, or a partitioned table above
- * it, owns (serial and identity columns) or names in a column default
- * (DEFAULT nextval('seq')).
- * Usually that record is on disk already and this costs no I/O.
+ * come from a transaction that rolled back, is still running, or committed
+ * asynchronously, none of which flushed it.  A heap commit flushes its own
+ * commit record, and with it every earlier record; a fastckpt commit that
+ * wrote no WAL flushes none, so a crash could take the sequence back below
+ * values that recovered rows hold, and the next inserts would collide with
+ * them.  Before such a commit is acknowledged, WAL is flushed up to the
+ * last record of each sequence the transaction took a value of, and of
+ * each one an earlier transaction of the session took a value of without
+ * making it durable (a value fetched first, then inserted).
+ *
+ * Every way of taking a value (nextval() in a statement, a PL/pgSQL
+ * expression or a column default, an identity column, currval(), setval())
+ * locks the sequence RowExclusiveLock under the top transaction's resource
+ * owner, so this backend's locks name those sequences.
+ * Usually their records are on disk already and the flush costs no I/O.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/dependency.h"
-#include "catalog/partition.h"
-#include "nodes/nodeFuncs.h"
-#include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
-#include "utils/rel.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
-#include "utils/hsearch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/lsyscache.h"
 
-#include "access/fastckpt_am.h"
-#include "store/table_store.h"
 #include "txn/write_set.h"
 
-#define FC_MAX_OWNED_SEQUENCES	8
-
 /*
- * A table's sequences (owned, or in a column default), cached until a
- * relcache invalidation.
+ * The fast-path lock bits of a PGPROC: three per slot, one per weak lock
+ * mode from AccessShareLock on (lock.c's FAST_PATH_* layout, private to it).
  */
-typedef struct FcTableSequences
-{
-	Oid			relid;			/* hash key */
-	int			nseqs;			/* -1: more than FC_MAX_OWNED_SEQUENCES */
-	Oid			seqs[FC_MAX_OWNED_SEQUENCES];
-} FcTableSequences;
+#define FC_FP_BITS_PER_SLOT		3
+#define FC_FP_ROW_EXCLUSIVE(bits, slot) \
+	(((bits) >> (FC_FP_BITS_PER_SLOT * (slot) + (RowExclusiveLock - 1))) & 1)
 
 /*
- * Emptied by any relcache invalidation: ALTER SEQUENCE ... OWNED BY
- * invalidates the sequence, not the table that comes to own it.
+ * WAL up to here holds sequence records whose values an earlier
+ * transaction of this session took and may not have made durable.
  */
-static HTAB *fc_table_seqs = NULL;
-
-/* Collect the sequences of nextval('seq') calls in an expression. */
-static bool
-fc_nextval_walker(Node *node, List **seqs)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == F_NEXTVAL)
-	{
-		Const	   *arg = (Const *) linitial(((FuncExpr *) node)->args);
-
-		if (IsA(arg, Const) && !arg->constisnull)
-			*seqs = list_append_unique_oid(*seqs, DatumGetObjectId(arg->constvalue));
-	}
-	return expression_tree_walker(node, fc_nextval_walker, (void *) seqs);
-}
-
-/* Add a table's owned sequences and those its column defaults call nextval of. */
-static void
-fc_add_table_sequences(Oid relid, List **seqs)
-{
-	Relation	rel;
-	TupleConstr *constr;
-
-	*seqs = list_concat_unique_oid(*seqs, getOwnedSequences(relid));
-	rel = try_relation_open(relid, AccessShareLock);
-	if (rel == NULL)
-		return;
-	constr = RelationGetDescr(rel)->constr;
-	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
-		(void) fc_nextval_walker(stringToNode(constr->defval[i].adbin), seqs);
-	relation_close(rel, AccessShareLock);
-}
+static XLogRecPtr fc_session_sequence_lsn = InvalidXLogRecPtr;
 
 /*
- * The sequences whose values rows of the table may hold: its own, and
- * those of the partitioned tables above it, whose defaults and identity
- * columns an INSERT through them uses.
+ * Relations of this database this backend holds RowExclusiveLock on: the
+ * fast-path slots, then the main lock table.  Only relation ids are
+ * gathered here (under LWLocks); which of them are sequences is asked
+ * after.  A strong locker may move fast-path locks to the main table
+ * meanwhile, under the partition lock: a lock met in neither place was in
+ * the fast path when that was read.
  */
 static List *
-fc_table_sequences(Oid relid)
+fc_row_exclusive_relations(void)
 {
-	List	   *seqs = NIL;
+	List	   *relids = NIL;
+	uint64		bits;
 
-	fc_add_table_sequences(relid, &seqs);
-	if (get_rel_relispartition(relid))
+	LWLockAcquire(&MyProc->fpInfoLock, LW_SHARED);
+	bits = MyProc->fpLockBits;
+	for (int i = 0; i < FP_LOCK_SLOTS_PER_BACKEND; i++)
+		if (FC_FP_ROW_EXCLUSIVE(bits, i))
+			relids = lappend_oid(relids, MyProc->fpRelId[i]);
+	LWLockRelease(&MyProc->fpInfoLock);
+
+	for (int p = 0; p < NUM_LOCK_PARTITIONS; p++)
 	{
-		List	   *ancestors = get_partition_ancestors(relid);
-		ListCell   *lc;
+		SHM_QUEUE  *head = &MyProc->myProcLocks[p];
+		PROCLOCK   *proclock;
 
-		foreach(lc, ancestors)
-			fc_add_table_sequences(lfirst_oid(lc), &seqs);
-		list_free(ancestors);
+		/* only this backend and a fast-path transfer add to its lists */
+		if (SHMQueueEmpty(head))
+			continue;
+		LWLockAcquire(LockHashPartitionLockByIndex(p), LW_SHARED);
+		proclock = (PROCLOCK *) SHMQueueNext(head, head, offsetof(PROCLOCK, procLink));
+		while (proclock != NULL)
+		{
+			LOCKTAG    *tag = &proclock->tag.myLock->tag;
+
+			if (tag->locktag_type == LOCKTAG_RELATION &&
+				tag->locktag_field1 == MyDatabaseId &&
+				(proclock->holdMask & LOCKBIT_ON(RowExclusiveLock)) != 0)
+				relids = lappend_oid(relids, tag->locktag_field2);
+			proclock = (PROCLOCK *) SHMQueueNext(head, &proclock->procLink,
+												 offsetof(PROCLOCK, procLink));
+		}
+		LWLockRelease(LockHashPartitionLockByIndex(p));
 	}
-	return seqs;
-}
-
-static FcTableSequences *
-fc_cached_table_sequences(Oid relid)
-{
-	FcTableSequences *entry;
-	List	   *seqs;
-	bool		found;
-
-	if (fc_table_seqs == NULL)
-		fc_table_seqs = fc_relid_cache_create("fastckpt table sequences",
-										 sizeof(FcTableSequences));
-	entry = hash_search(fc_table_seqs, &relid, HASH_FIND, NULL);
-	if (entry != NULL)
-		return entry;
-
-	/* the look-up may take invalidations: enter the result after it */
-	seqs = fc_table_sequences(relid);
-	entry = hash_search(fc_table_seqs, &relid, HASH_ENTER, &found);
-	entry->nseqs = list_length(seqs) <= FC_MAX_OWNED_SEQUENCES ? list_length(seqs) : -1;
-	for (int i = 0; i < entry->nseqs; i++)
-		entry->seqs[i] = list_nth_oid(seqs, i);
-	list_free(seqs);
-	return entry;
+	return relids;
 }
 
 /* Where the sequence's last WAL record ends (its page LSN), or 0. */
 static XLogRecPtr
 fc_sequence_lsn(Oid seqid)
 {
-	Relation	seqrel = try_relation_open(seqid, AccessShareLock);
+	Relation	seqrel = try_relation_open(seqid, NoLock);
 	Buffer		buf;
 	XLogRecPtr	lsn;
 
@@ -152,33 +117,47 @@ fc_sequence_lsn(Oid seqid)
 	return lsn;
 }
 
-void
-fc_flush_table_sequences(void)
+/* The end of the last WAL record of the sequences this transaction used. */
+static XLogRecPtr
+fc_used_sequences_lsn(void)
 {
-	int			nwrites = fc_write_set_size();
-	FcTable    *last = NULL;
+	List	   *relids = fc_row_exclusive_relations();
+	ListCell   *lc;
 	XLogRecPtr	upto = InvalidXLogRecPtr;
 
-	/* a table met again later is looked up again: a cache hit, no harm */
-	for (int i = 0; i < nwrites; i++)
-	{
-		FcWrite    *w = fc_write_set_get(i);
-		FcTableSequences seqs;
+	/* the lock keeps each one from being dropped meanwhile */
+	foreach(lc, relids)
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_SEQUENCE)
+			upto = Max(upto, fc_sequence_lsn(lfirst_oid(lc)));
+	list_free(relids);
+	return upto;
+}
 
-		if (w->tbl == last || !fc_write_is_logged(w) || w->op == FC_OP_DELETE)
-			continue;
-		last = w->tbl;
-		/* a copy: opening a sequence may take invalidations that empty the cache */
-		seqs = *fc_cached_table_sequences(w->tbl->relid);
-		if (seqs.nseqs < 0)
-		{
-			/* too many to look at: flush whatever WAL there is */
-			upto = GetXLogInsertRecPtr();
-			break;
-		}
-		for (int j = 0; j < seqs.nseqs; j++)
-			upto = Max(upto, fc_sequence_lsn(seqs.seqs[j]));
-	}
+/*
+ * At the commit of a transaction that wrote no fastckpt row: remember the
+ * sequence records it relied on if its commit will not flush them (it has
+ * no transaction id, or commits asynchronously), for the session's next
+ * fastckpt commit, which may store the values.
+ */
+void
+fc_note_session_sequences(void)
+{
+	if (TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
+		synchronous_commit >= SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
+		return;
+	fc_session_sequence_lsn = Max(fc_session_sequence_lsn, fc_used_sequences_lsn());
+}
+
+/*
+ * Before a fastckpt commit that wrote no WAL is acknowledged: flush the
+ * sequence records the values it may hold depend on.
+ */
+void
+fc_flush_used_sequences(void)
+{
+	XLogRecPtr	upto = Max(fc_session_sequence_lsn, fc_used_sequences_lsn());
+
 	if (upto != InvalidXLogRecPtr)
 		XLogFlush(upto);
+	fc_session_sequence_lsn = InvalidXLogRecPtr;
 }

@@ -56,7 +56,8 @@ extern void fc_prepare_check_table_locks(void);
 
 /* ---- sequence_flush.c ---- */
 
-extern void fc_flush_table_sequences(void);
+extern void fc_flush_used_sequences(void);
+extern void fc_note_session_sequences(void);
 extern bool fc_write_set_has_subxact_writes(void);
 extern bool fc_write_set_has_logged_writes(void);
 extern int	fc_write_set_size(void);
