@@ -403,7 +403,8 @@ fc_append_carried_settings(StringInfo buf)
 
 		if (current == NULL || strcmp(current, setting->value) == 0)
 			continue;
-		if (i == 0 && extra_float_digits > 0)
+		if (extra_float_digits > 0 &&
+			strcmp(setting->name, "extra_float_digits") == 0)
 			continue;			/* prints as replay's 1 does */
 		if (!setting->carried)
 			return false;
