@@ -121,10 +121,14 @@ fc_sequence_lsn(Oid seqid)
 static XLogRecPtr
 fc_used_sequences_lsn(void)
 {
-	List	   *relids = fc_row_exclusive_relations();
+	List	   *relids;
 	ListCell   *lc;
 	XLogRecPtr	upto = InvalidXLogRecPtr;
 
+	/* a process without a database has no sequences (nor pg_class to ask) */
+	if (!OidIsValid(MyDatabaseId))
+		return InvalidXLogRecPtr;
+	relids = fc_row_exclusive_relations();
 	/* the lock keeps each one from being dropped meanwhile */
 	foreach(lc, relids)
 		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_SEQUENCE)
