@@ -164,6 +164,19 @@ SELECT c.relname, c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.o
  WHERE c.relname IN ('rw_into', 'rw_ctas_default') ORDER BY 1;
 SELECT count(*), sum(id) FROM rw_into;
 SELECT count(*), sum(id) FROM rw_ctas_default;
+-- EXPLAIN ANALYZE of CREATE TABLE AS and SELECT INTO creates the table too
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	CREATE TABLE rw_ctas_explain USING fastckpt AS SELECT id FROM rw_ctas WHERE grp = 1;
+SET default_table_access_method = fastckpt;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT id INTO rw_into_explain FROM rw_ctas WHERE grp = 0;
+RESET default_table_access_method;
+SELECT c.relname, c.relpersistence, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+ WHERE c.relname IN ('rw_ctas_explain', 'rw_into_explain') ORDER BY 1;
+SELECT count(*), sum(id) FROM rw_ctas_explain;
+SELECT count(*), sum(id) FROM rw_into_explain;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	CREATE MATERIALIZED VIEW rw_mv_explain USING fastckpt AS SELECT 1;
 -- CREATE TEMP TABLE AS keeps its persistence
 CREATE TEMP TABLE rw_ctas_temp USING fastckpt AS SELECT 1 AS x;
 SELECT relpersistence FROM pg_class WHERE relname = 'rw_ctas_temp';

@@ -535,6 +535,28 @@ fc_statement_may_lock_strongly(Node *parsetree)
 	}
 }
 
+/*
+ * Does CREATE TABLE ... AS (or SELECT INTO) make a fastckpt table that has
+ * to be made unlogged?  A materialized view cannot be one: refused here.
+ */
+static bool
+fc_ctas_needs_unlogged(CreateTableAsStmt *stmt)
+{
+	if (!fc_is_fastckpt_name(stmt->into->accessMethod))
+		return false;
+	if (stmt->objtype == OBJECT_MATVIEW)
+	{
+		if (stmt->into->accessMethod == NULL)
+			return false;		/* default AM: PostgreSQL's error is clear */
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("materialized views cannot use the fastckpt access method"),
+				 errdetail("fastckpt tables must be unlogged, and PostgreSQL does not allow unlogged materialized views."),
+				 errhint("Create a fastckpt table with CREATE TABLE ... USING fastckpt AS ... instead.")));
+	}
+	return stmt->into->rel->relpersistence == RELPERSISTENCE_PERMANENT;
+}
+
 /* The utility hook proper, once catalog_watch.c has seen the statement. */
 static void
 fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
@@ -571,25 +593,25 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 				break;
 			}
 		case T_CreateTableAsStmt:
+			if (fc_ctas_needs_unlogged((CreateTableAsStmt *) parsetree))
 			{
-				CreateTableAsStmt *stmt = (CreateTableAsStmt *) parsetree;
+				FC_WRITABLE_TREE();
+				((CreateTableAsStmt *) parsetree)->into->rel->relpersistence =
+					RELPERSISTENCE_UNLOGGED;
+			}
+			break;
+		case T_ExplainStmt:
+			{
+				/* EXPLAIN ANALYZE CREATE TABLE ... AS creates the table too */
+				Query	   *query = (Query *) ((ExplainStmt *) parsetree)->query;
 
-				if (!fc_is_fastckpt_name(stmt->into->accessMethod))
-					break;
-				if (stmt->objtype == OBJECT_MATVIEW)
-				{
-					if (stmt->into->accessMethod == NULL)
-						break;	/* default AM: PostgreSQL's error is clear */
-					ereport(ERROR,
-							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							 errmsg("materialized views cannot use the fastckpt access method"),
-							 errdetail("fastckpt tables must be unlogged, and PostgreSQL does not allow unlogged materialized views."),
-							 errhint("Create a fastckpt table with CREATE TABLE ... USING fastckpt AS ... instead.")));
-				}
-				if (stmt->into->rel->relpersistence == RELPERSISTENCE_PERMANENT)
+				if (IsA(query, Query) && query->commandType == CMD_UTILITY &&
+					IsA(query->utilityStmt, CreateTableAsStmt) &&
+					fc_ctas_needs_unlogged((CreateTableAsStmt *) query->utilityStmt))
 				{
 					FC_WRITABLE_TREE();
-					((CreateTableAsStmt *) parsetree)->into->rel->relpersistence =
+					query = (Query *) ((ExplainStmt *) parsetree)->query;
+					((CreateTableAsStmt *) query->utilityStmt)->into->rel->relpersistence =
 						RELPERSISTENCE_UNLOGGED;
 				}
 				break;
