@@ -302,6 +302,7 @@ VACUUM FULL rw_big;
 DROP TABLE rw_big;
 
 DROP TABLE rw, rw_am, rw_am2, rw_ctas, rw_ctas_empty, rw_ctas_exec, rw_into,
+	rw_ctas_explain, rw_into_explain,
 	rw_ctas_default, rw_vf, rw_cl;
 DROP SEQUENCE rw_seq;
 DROP FUNCTION rw_show(regclass);

@@ -45,26 +45,49 @@ uint32		fc_resize_capacity = 0;
 bool		fc_alter_table_running = false;
 
 /*
- * The fastckpt table a rewrite's transient table stands in for, or
- * InvalidOid.  PostgreSQL names it "pg_temp_<OID of the table>", in the
- * table's schema (make_new_heap).
+ * The table a rewrite's transient table stands in for, or InvalidOid.
+ * PostgreSQL names it "pg_temp_<OID of the table>", in the table's schema
+ * (make_new_heap).
  */
-Oid
-fc_rewrite_source(Relation rel)
+static Oid
+fc_rewritten_table(const char *name, Oid namespace)
 {
-	const char *name = RelationGetRelationName(rel);
 	char	   *end;
 	unsigned long oid;
 
-	if (strncmp(name, "pg_temp_", 8) != 0)
+	if (name == NULL || strncmp(name, "pg_temp_", 8) != 0)
 		return InvalidOid;
 	errno = 0;
 	oid = strtoul(name + 8, &end, 10);
 	if (errno != 0 || *end != '\0' || oid == 0 || oid > PG_UINT32_MAX ||
-		get_rel_namespace((Oid) oid) != RelationGetNamespace(rel) ||
-		!fc_relid_is_fastckpt((Oid) oid))
+		get_rel_namespace((Oid) oid) != namespace)
 		return InvalidOid;
 	return (Oid) oid;
+}
+
+/* The fastckpt table a rewrite's transient table stands in for, or InvalidOid. */
+Oid
+fc_rewrite_source(Relation rel)
+{
+	Oid			source = fc_rewritten_table(RelationGetRelationName(rel),
+											RelationGetNamespace(rel));
+
+	return OidIsValid(source) && fc_relid_is_fastckpt(source) ? source : InvalidOid;
+}
+
+/*
+ * A table's name for messages, or NULL if it has none: a rewrite's
+ * transient table goes by the name of the table rewritten (VACUUM FULL,
+ * CLUSTER, ALTER TABLE), which is the one the user named.
+ */
+char *
+fc_table_name_for_message(Oid relid)
+{
+	char	   *name = get_rel_name(relid);
+	Oid			source = fc_rewritten_table(name, get_rel_namespace(relid));
+	char	   *source_name = OidIsValid(source) ? get_rel_name(source) : NULL;
+
+	return source_name != NULL ? source_name : name;
 }
 
 /*

@@ -172,6 +172,7 @@ fc_ssi_wrote(Relation rel, ItemPointer tid)
 extern uint32 fc_resize_capacity;
 extern bool fc_alter_table_running;
 extern Oid	fc_rewrite_source(Relation rel);
+extern char *fc_table_name_for_message(Oid relid);
 
 /* ---- old_table_ancestors.c ---- */
 

@@ -196,14 +196,12 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 		}
 		if (len > capacity)
 		{
-			Oid			source = fc_rewrite_source(rel);
+			char	   *relname = fc_table_name_for_message(RelationGetRelid(rel));
 
-			/* a rewrite's transient table: name the table rewritten */
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("row is too big for fastckpt table \"%s\"",
-							OidIsValid(source) ? get_rel_name(source) :
-							RelationGetRelationName(rel)),
+							relname ? relname : RelationGetRelationName(rel)),
 					 errdetail("The row needs %zu bytes%s; this table's slots hold %u bytes.",
 							   len, compressed ? " after compression" : "", capacity),
 					 errhint("Slot size is fixed when the table's storage is created: raise "

@@ -26,6 +26,7 @@
 #include "storage/spin.h"
 #include "utils/lsyscache.h"
 
+#include "access/fastckpt_am.h"
 #include "pg_fastckpt.h"
 #include "recovery/gate.h"
 #include "store/arena.h"
@@ -38,11 +39,22 @@ typedef struct FcArena
 	uint64		hwm;			/* pages ever handed out */
 	char	   *free_head;		/* freed pages, linked through their first word */
 	uint64		nfree;
+	uint64		undo_reserve;	/* pages only undo may take */
 	uint64		kind_pages[FC_PAGE_KINDS];
 	char	   *base;
 } FcArena;
 
 static FcArena *fc_arena = NULL;
+
+/*
+ * The last pages go to undo only (1/64 of the arena, at least 2 pages):
+ * rows that fill the memory must not leave in-place UPDATEs without room
+ * for the old versions, or a table could never be updated again until a
+ * TRUNCATE, however many of its rows were deleted.  Startup recovery may
+ * use them for rows: it restores what was committed.
+ */
+#define FC_ARENA_UNDO_RESERVE_SHARE	64
+#define FC_ARENA_MIN_UNDO_RESERVE	2
 
 static uint64
 fc_arena_npages(void)
@@ -91,6 +103,8 @@ fc_arena_shmem_init(void)
 		memset(fc_arena, 0, sizeof(FcArena));
 		SpinLockInit(&fc_arena->lock);
 		fc_arena->npages = fc_arena_npages();
+		fc_arena->undo_reserve = Max(FC_ARENA_MIN_UNDO_RESERVE,
+									 fc_arena->npages / FC_ARENA_UNDO_RESERVE_SHARE);
 		fc_arena->base = (char *) TYPEALIGN(FC_PAGE_SIZE,
 											(char *) fc_arena + sizeof(FcArena));
 		fc_arena_advise_huge(fc_arena->base, fc_arena->npages * (Size) FC_PAGE_SIZE);
@@ -102,18 +116,24 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 {
 	char	   *page = NULL;
 	bool		fresh = false;
+	bool		for_undo = (kind == FC_PAGE_UNDO);
+	uint64		keep;
 
 	SpinLockAcquire(&fc_arena->lock);
-	if (fc_arena->free_head != NULL)
+	keep = (for_undo || fc_in_recovery_worker) ? 0 : fc_arena->undo_reserve;
+	if (fc_arena->nfree + (fc_arena->npages - fc_arena->hwm) > keep)
 	{
-		page = fc_arena->free_head;
-		fc_arena->free_head = *(char **) page;
-		fc_arena->nfree--;
-	}
-	else if (fc_arena->hwm < fc_arena->npages)
-	{
-		page = fc_arena->base + (fc_arena->hwm++) * (Size) FC_PAGE_SIZE;
-		fresh = true;
+		if (fc_arena->free_head != NULL)
+		{
+			page = fc_arena->free_head;
+			fc_arena->free_head = *(char **) page;
+			fc_arena->nfree--;
+		}
+		else
+		{
+			page = fc_arena->base + (fc_arena->hwm++) * (Size) FC_PAGE_SIZE;
+			fresh = true;
+		}
 	}
 	if (page != NULL)
 		fc_arena->kind_pages[kind]++;
@@ -124,13 +144,22 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 		/* startup recovery's leader and loaders have no database to look names up in */
 		bool		named = OidIsValid(relid) && OidIsValid(MyDatabaseId) &&
 			IsTransactionState() && !fc_in_recovery_worker;
-		char	   *relname = named ? get_rel_name(relid) : NULL;
+		char	   *relname = named ? fc_table_name_for_message(relid) : NULL;
 
+		if (relname != NULL && for_undo)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("pg_fastckpt memory is full while keeping an old row version of table \"%s\"", relname),
+					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use, the part kept for old row versions included.",
+							   fc_memory_limit_mb),
+					 errhint("Old versions stay while a transaction or snapshot may still read them: end long-running "
+							 "transactions and retry, or raise pg_fastckpt.memory_limit and restart the server, "
+							 "or give memory back with TRUNCATE or DROP TABLE.")));
 		if (relname != NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("pg_fastckpt memory is full while writing table \"%s\"", relname),
-					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use.",
+					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use, but for the part kept for old row versions.",
 							   fc_memory_limit_mb),
 					 errhint("Raise pg_fastckpt.memory_limit and restart the server, or give memory back "
 							 "with TRUNCATE or DROP TABLE. DELETE followed by VACUUM frees slots for new "

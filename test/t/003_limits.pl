@@ -62,6 +62,35 @@ $node->safe_psql('postgres',
 is($node->safe_psql('postgres', "SELECT count(*) FROM wide WHERE pad LIKE 'y%'"),
 	$half, 'slots freed by VACUUM are reused');
 
+# Fill the memory with rows again: in-place UPDATEs still find room for
+# the old versions (a part of the memory is kept for them), and a rewrite
+# that finds no room names the table rewritten
+$error = '';
+for my $batch (0 .. 200)
+{
+	my $from = 2000001 + $batch * 20;
+	($rc, $out, $err) = $node->psql('postgres',
+		"INSERT INTO wide SELECT g, 'z' FROM generate_series($from, $from + 19) g");
+	if ($rc != 0)
+	{
+		$error = $err;
+		last;
+	}
+}
+like($error, qr/memory is full while writing table "wide"/, 'rows fill the memory again');
+($rc, $out, $err) = $node->psql('postgres',
+	"UPDATE wide SET pad = 'updated' WHERE id IN (1, 3, 5, 7, 9) RETURNING id");
+is($rc, 0, 'with the memory full of rows, an UPDATE still succeeds') or diag($err);
+is($node->safe_psql('postgres', "SELECT count(*) FROM wide WHERE pad LIKE 'updated%'"),
+	'5', 'the updated rows read back');
+($rc, $out, $err) = $node->psql('postgres', "UPDATE wide SET pad = 'all'");
+like($err, qr/memory is full while keeping an old row version of table "wide"/,
+	'an UPDATE of every row runs out of room for old versions: the error says so');
+like($err, qr/end long-running transactions/, 'its hint says what frees that room');
+($rc, $out, $err) = $node->psql('postgres', 'VACUUM FULL wide');
+like($err, qr/memory is full while writing table "wide"/,
+	'VACUUM FULL without room for its copy names the table, not its transient copy');
+
 # A row updated many times while versions cannot be reclaimed grows a long
 # undo chain; reclaiming it must take linear time (each version is unlinked
 # in O(1)), not a walk of the chain per version.
