@@ -198,11 +198,20 @@ static void
 fc_wait_log_ready(void)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	char		reason[256];
 
 	while (!fc_log_is_ready())
 	{
 		long		waited = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
 
+		/* a failed recovery never opens the log: no use waiting */
+		if (fc_gate_failed(reason, sizeof(reason)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot commit changes to fastckpt tables: startup recovery could not restore them"),
+					 errdetail("%s", reason),
+					 errhint("The checkpoint files and the log under pg_fastckpt/ are kept as they are. "
+							 "The server log says why recovery failed and what to do; then restart the server.")));
 		if (waited >= fc_recovery_wait_timeout_ms)
 			ereport(ERROR,
 					(errcode(ERRCODE_CANNOT_CONNECT_NOW),

@@ -171,6 +171,15 @@ like($small->safe_psql('postgres', 'SELECT error FROM fastckpt_stat_recovery'),
 	'too small: the recovery error is the arena\'s, with the limit');
 ($rc, $out, $err) = $small->psql('postgres', 'SELECT count(*) FROM big');
 like($err, qr/memory is full/, 'too small: a query on the table fails with the reason');
+# changes that would be logged fail at once too, not after a wait that
+# says recovery is in progress
+for my $change ('TRUNCATE big', 'DROP TABLE big', 'CREATE TABLE other (id int) USING fastckpt')
+{
+	($rc, $out, $err) = $small->psql('postgres',
+		"SET pg_fastckpt.recovery_wait_timeout = '60s'; $change");
+	like($err, qr/startup recovery could not restore.*\n.*memory is full/,
+		"too small: $change fails at once with the reason");
+}
 my $log = slurp_file($small->logfile, $log_offset);
 my $starts = () = $log =~ /pg_fastckpt: startup recovery started/g;
 is($starts, 1, 'too small: recovery ran once, not again over the half-built store');
