@@ -48,7 +48,15 @@ typedef struct FcLogStats
 extern Size fc_log_shmem_size(void);
 extern void fc_log_shmem_init(void);
 extern uint64 fc_log_insert(void *record, uint32 len);
-extern void fc_log_wait_flushed(uint64 lsn, bool after_commit);
+/* what a wait for the log is for: how it takes interrupts and failures */
+typedef enum FcLogWait
+{
+	FC_LOG_WAIT_COMMIT,			/* a commit, before it is visible */
+	FC_LOG_WAIT_AFTER_COMMIT,	/* a commit already visible to others */
+	FC_LOG_WAIT_READ			/* rows read, before they reach the client */
+} FcLogWait;
+
+extern void fc_log_wait_flushed(uint64 lsn, FcLogWait kind);
 extern void fc_log_wait_durable_quietly(uint64 lsn);
 extern bool fc_log_wait_for_client(uint64 lsn);
 extern void fc_log_set_voidable(TransactionId top_xid, bool with_subxacts);

@@ -313,16 +313,38 @@ fc_log_insert(void *record, uint32 len)
 }
 
 /*
- * Wait until the log is durable up to lsn.  At PRE_COMMIT (strict mode,
- * or a transaction that also wrote WAL) interrupts work as usual: an
- * error aborts the transaction, and the abort is logged.  After commit
- * (early lock release) the transaction is already visible, so a cancel
- * cannot undo it: like PostgreSQL's synchronous replication we keep
+ * A read met rows whose commit is not durable yet, and the log cannot be
+ * written: fail the read rather than hold it for as long as the outage
+ * lasts (it may not return those rows before they are durable).
+ */
+static void
+fc_log_read_fails(void)
+{
+	char		error[256];
+
+	SpinLockAcquire(&fc_log->error_lock);
+	strlcpy(error, fc_log->last_error, sizeof(error));
+	SpinLockRelease(&fc_log->error_lock);
+	ereport(ERROR,
+			(errcode(ERRCODE_DISK_FULL),
+			 errmsg("cannot return rows of fastckpt tables: a transaction that wrote them waits for the fastckpt log, which cannot be written"),
+			 errdetail("Rows are returned only once the commit that wrote them is durable. The log writer failed: %s", error),
+			 errhint("Free space on (or repair) the device holding pg_fastckpt/log in the data directory, then retry. "
+					 "Reads that meet only rows committed before the failure work meanwhile.")));
+}
+
+/*
+ * Wait until the log is durable up to lsn.  Before a commit is visible
+ * (strict mode, or a transaction that also wrote WAL) and for reads,
+ * interrupts work as usual: an error aborts the transaction, and the abort
+ * is logged; a read also fails while the log cannot be written.  After
+ * commit (early lock release) the transaction is already visible, so a
+ * cancel cannot undo it: like PostgreSQL's synchronous replication we keep
  * waiting on a cancel, and on termination leave without telling the client
  * that the commit succeeded.
  */
 void
-fc_log_wait_flushed(uint64 lsn, bool after_commit)
+fc_log_wait_flushed(uint64 lsn, FcLogWait kind)
 {
 	FcLogProc  *me;
 	TimestampTz start;
@@ -339,7 +361,7 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 	{
 		if (pg_atomic_read_u64(&fc_log->flushed_lsn) >= lsn)
 			break;
-		if (after_commit)
+		if (kind == FC_LOG_WAIT_AFTER_COMMIT)
 		{
 			if (ProcDiePending)
 			{
@@ -359,7 +381,14 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 			}
 		}
 		else
+		{
+			if (kind == FC_LOG_WAIT_READ && pg_atomic_read_u32(&fc_log->failing) != 0)
+			{
+				pg_atomic_write_u64(&me->wait_lsn, 0);
+				fc_log_read_fails();
+			}
 			CHECK_FOR_INTERRUPTS();
+		}
 		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
 					   1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -370,7 +399,7 @@ fc_log_wait_flushed(uint64 lsn, bool after_commit)
 			 * exit the way PostgreSQL's synchronous replication does (an
 			 * exit right here would try to abort a committed transaction).
 			 */
-			if (!after_commit)
+			if (kind != FC_LOG_WAIT_AFTER_COMMIT)
 				proc_exit(1);
 			ProcDiePending = true;
 			whereToSendOutput = DestNone;

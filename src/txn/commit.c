@@ -246,7 +246,7 @@ fc_commit_wait_or_void(uint64 lsn)
 {
 	PG_TRY();
 	{
-		fc_log_wait_flushed(lsn, false);
+		fc_log_wait_flushed(lsn, FC_LOG_WAIT_COMMIT);
 	}
 	PG_CATCH();
 	{
@@ -574,7 +574,7 @@ fc_commit_release_callback(ResourceReleasePhase phase, bool isCommit,
 	if (lsn == 0)
 		return;
 	fc_elr_wait_lsn = 0;
-	fc_log_wait_flushed(lsn, true);
+	fc_log_wait_flushed(lsn, FC_LOG_WAIT_AFTER_COMMIT);
 }
 
 void
@@ -724,7 +724,7 @@ fc_commit_wait_reads(void)
 	if (lsn == 0)
 		return;
 	fc_read_wait_lsn = 0;
-	fc_log_wait_flushed(lsn, false);
+	fc_log_wait_flushed(lsn, FC_LOG_WAIT_READ);
 }
 
 void

@@ -329,7 +329,7 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 SKIP:
 {
 	my $fs = $ENV{FASTCKPT_SMALL_FS};
-	skip 'FASTCKPT_SMALL_FS (a small tmpfs, mounted by test/run_tests.sh as root) not set', 7
+	skip 'FASTCKPT_SMALL_FS (a small tmpfs, mounted by test/run_tests.sh as root) not set', 9
 	  unless $fs && -d $fs && -w $fs;
 
 	# the device is this test's alone: clear what an interrupted run left
@@ -377,6 +377,16 @@ SKIP:
 		'full device: new writes are refused with a clear error');
 	ok($node->safe_psql('postgres', 'SELECT 1') eq '1',
 		'full device: the server is up and reads work');
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM t WHERE id = 1001'), '1',
+		'full device: a read of rows committed before the failure works');
+	# the blocked commit is visible (early lock release) but not durable:
+	# a read that meets its rows may not return them, and fails rather
+	# than wait for as long as the device stays full
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SET statement_timeout = '60s'; SELECT count(*) FROM t");
+	like($stderr,
+		qr/cannot return rows of fastckpt tables: a transaction that wrote them waits for the fastckpt log/,
+		'full device: a read that meets the waiting commit\'s rows fails at once, with the reason');
 
 	# space returns: the blocked commit completes by itself
 	unlink("$fs/filler");
