@@ -40,7 +40,9 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
+#include "parser/parse_coerce.h"
 #include "postmaster/bgworker.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
@@ -576,12 +578,39 @@ fc_serial_restore_session(const char *session, uint32 len)
 	pfree(values);
 }
 
+/*
+ * The routine's result type for these arguments: a polymorphic one
+ * (anyelement, anycompatible ...) resolved from the arguments' types, as
+ * the parser resolved it for the logged call; PL/pgSQL refuses to run a
+ * call whose result type is left polymorphic.
+ */
+static Oid
+fc_serial_result_type(Oid funcid, List *args)
+{
+	Oid			rettype;
+	Oid		   *declared;
+	Oid		   *actual;
+	int			nargs;
+	int			i = 0;
+	ListCell   *lc;
+
+	rettype = get_func_signature(funcid, &declared, &nargs);
+	if (!IsPolymorphicType(rettype))
+		return rettype;
+	actual = palloc(Max(list_length(args), 1) * sizeof(Oid));
+	foreach(lc, args)
+		actual[i++] = exprType((Node *) lfirst(lc));
+	return enforce_generic_type_consistency(actual, declared, Min(nargs, i),
+											rettype, false);
+}
+
 /* Run the routine as the logged call did; errors propagate. */
 static void
 fc_serial_execute(const fc_log_call_view *view)
 {
 	const fc_log_call *call = view->call;
 	HeapTuple	tup;
+	List	   *args;
 	FuncExpr   *fexpr;
 
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(call->funcid));
@@ -601,8 +630,9 @@ fc_serial_execute(const fc_log_call_view *view)
 
 	fc_serial_restore_session(view->search_path, call->search_path_len);
 
-	fexpr = makeFuncExpr(call->funcid, get_func_rettype(call->funcid),
-						 fc_serial_call_args(view), InvalidOid, call->inputcollid,
+	args = fc_serial_call_args(view);
+	fexpr = makeFuncExpr(call->funcid, fc_serial_result_type(call->funcid, args),
+						 args, InvalidOid, call->inputcollid,
 						 COERCE_EXPLICIT_CALL);
 	fexpr->funcvariadic = call->variadic != 0;
 	if (call->is_procedure)

@@ -653,6 +653,42 @@ is("$both $in_order", '0 true', 'none twice; each district delivered from its sm
 crash_and_compare('crash after deliveries');
 is($node->safe_psql('postgres', $orders_sql), $orders, 'replay delivered the same orders');
 
+# 12. routines whose result type is polymorphic: replay resolves it from
+# the logged arguments' types, as the parser did for the call
+$node->safe_psql('postgres', q{
+CREATE TABLE app.poly (k int PRIMARY KEY, v text) USING fastckpt;
+INSERT INTO app.poly VALUES (1, ''), (2, ''), (3, '');
+CREATE FUNCTION app.set_poly(p_k int, p_v anyelement) RETURNS anyelement LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE app.poly SET v = v || p_v::text || ';' WHERE k = p_k;
+	RETURN p_v;
+END $$;
+CREATE FUNCTION app.pair_poly(a anycompatible, b anycompatible) RETURNS anycompatiblearray
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE app.poly SET v = v || 'pair ' || array_length(ARRAY[a, b], 1) || ';' WHERE k = 3;
+	RETURN ARRAY[a, b];
+END $$;
+SELECT fastckpt_register_procedure('app.set_poly(int, anyelement)');
+SELECT fastckpt_register_procedure('app.pair_poly(anycompatible, anycompatible)');
+SELECT fastckpt_checkpoint(true);
+SELECT app.set_poly(1, 42);
+SELECT app.set_poly(2, 'text'::text);
+SELECT app.set_poly(1, 3.5);
+SELECT app.pair_poly(1, 2.5);
+});
+is($node->safe_psql('postgres', q{
+	SELECT sum(call_records) FROM fastckpt_procedures
+	 WHERE routine IN ('app.set_poly(int, anyelement)'::regprocedure,
+	                   'app.pair_poly(anycompatible, anycompatible)'::regprocedure)}),
+	'4', 'calls of polymorphic routines are CALL records');
+my $poly = $node->safe_psql('postgres', q{SELECT string_agg(k || '=' || v, ' ' ORDER BY k) FROM app.poly});
+crash_and_compare('crash after polymorphic calls');
+is($node->safe_psql('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery'), 't',
+	'polymorphic calls replayed: the tables are open');
+is($node->safe_psql('postgres', q{SELECT string_agg(k || '=' || v, ' ' ORDER BY k) FROM app.poly}),
+	$poly, 'replay of polymorphic calls wrote what the calls wrote');
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 
