@@ -164,6 +164,16 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 					 errhint("Raise pg_fastckpt.memory_limit and restart the server, or give memory back "
 							 "with TRUNCATE or DROP TABLE. DELETE followed by VACUUM frees slots for new "
 							 "rows of the same table only.")));
+		/* startup recovery's leader sizes tables before the gate opens */
+		if (fc_gate_is_open() && !fc_in_recovery_worker)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("pg_fastckpt memory is full while writing the fastckpt table with OID %u", relid),
+					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use. "
+							   "CREATE DATABASE copies the template's fastckpt tables into that memory.",
+							   fc_memory_limit_mb),
+					 errhint("Raise pg_fastckpt.memory_limit and restart the server, or give memory back "
+							 "with TRUNCATE or DROP TABLE.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("pg_fastckpt memory is full while recovering the table with OID %u", relid),

@@ -26,6 +26,13 @@ my $node = fastckpt_node('memory_full', "pg_fastckpt.memory_limit = '16MB'\n");
 $node->safe_psql('postgres',
 	'CREATE TABLE wide (id int PRIMARY KEY, pad char(2000)) USING fastckpt');
 
+# a template database with a fastckpt table, copied once the memory is full
+$node->safe_psql('postgres', 'CREATE DATABASE tpl_full');
+$node->safe_psql('tpl_full', q{
+	CREATE EXTENSION pg_fastckpt;
+	CREATE TABLE small (id int PRIMARY KEY) USING fastckpt;
+	INSERT INTO small SELECT generate_series(1, 10)});
+
 # commit in batches until the arena refuses one
 my $committed = 0;
 my $error = '';
@@ -90,6 +97,9 @@ like($err, qr/end long-running transactions/, 'its hint says what frees that roo
 ($rc, $out, $err) = $node->psql('postgres', 'VACUUM FULL wide');
 like($err, qr/memory is full while writing table "wide"/,
 	'VACUUM FULL without room for its copy names the table, not its transient copy');
+($rc, $out, $err) = $node->psql('postgres', 'CREATE DATABASE copy_full TEMPLATE tpl_full');
+like($err, qr/memory is full while writing the fastckpt table with OID \d+.*\n.*CREATE DATABASE copies/,
+	'CREATE DATABASE without room for the template\'s rows says so, not that it is recovering');
 
 # A row updated many times while versions cannot be reclaimed grows a long
 # undo chain; reclaiming it must take linear time (each version is unlinked
