@@ -96,24 +96,35 @@ fc_table_name_for_message(Oid relid)
  * keep at least the slots of the table they copy, which may have been
  * made under a larger pg_fastckpt.default_row_size or bytes_per_char than
  * this session's; the ALTER then grows them as the new columns need
- * (fc_resize_slots_after_alter).  Other storages are sized afresh.
+ * (fc_resize_slots_after_alter).  VACUUM FULL and CLUSTER size the slots
+ * afresh, but never below the longest row they copy, and TRUNCATE keeps
+ * at least the slots the table had: neither refuses rows the table held.
+ * New tables are sized afresh.
  */
 static uint32
-fc_new_storage_capacity(Relation rel)
+fc_new_storage_capacity(Relation rel, const RelFileNode *newrnode)
 {
 	uint32		capacity = fc_row_image_capacity(rel, NULL);
 	Oid			source;
+	FcTable    *old_tbl;
 
 	if (fc_resize_capacity > 0)
 		return fc_resize_capacity;
-	if (fc_alter_table_running && OidIsValid(source = fc_rewrite_source(rel)))
+	if (OidIsValid(source = fc_rewrite_source(rel)))
 	{
-		Relation	old = table_open(source, NoLock);	/* the ALTER locked it */
+		Relation	old = table_open(source, NoLock);	/* the rewrite locked it */
 
-		capacity = Max(capacity, fc_table_for_rel(old)->layout.image_capacity);
+		old_tbl = fc_table_for_rel(old);
+		if (fc_alter_table_running)
+			capacity = Max(capacity, old_tbl->layout.image_capacity);
+		else
+			capacity = Max(capacity, MAXALIGN(fc_table_max_live_len(old_tbl)));
 		table_close(old, NoLock);
 	}
-	return capacity;
+	else if (!RelFileNodeEquals(*newrnode, rel->rd_node) &&
+			 (old_tbl = fc_table_lookup(&rel->rd_node)) != NULL)
+		capacity = Max(capacity, old_tbl->layout.image_capacity);
+	return Min(capacity, FC_MAX_IMAGE_CAPACITY);
 }
 
 static void
@@ -152,7 +163,7 @@ fc_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*minmulti = GetOldestMultiXactId();
 	fc_create_files(newrnode, persistence);
 
-	fc_table_create_new(newrnode, rel, fc_new_storage_capacity(rel));
+	fc_table_create_new(newrnode, rel, fc_new_storage_capacity(rel, newrnode));
 	fc_pending_drop_add(newrnode, false, persistence == RELPERSISTENCE_TEMP);
 
 	/* TRUNCATE: the previous storage goes when the transaction commits */

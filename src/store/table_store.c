@@ -262,6 +262,27 @@ fc_table_find_locked(Oid dbid, Oid spcid, Oid relnode)
 }
 
 /*
+ * The longest row image a live version of the table holds: what new
+ * storage must at least take for a rewrite to keep every row.  The caller
+ * holds the table locked against writers (a rewrite's AccessExclusiveLock).
+ */
+uint32
+fc_table_max_live_len(FcTable *tbl)
+{
+	uint64		nslots = fc_table_nslots(tbl);
+	uint32		longest = 0;
+
+	for (uint64 s = 0; s < nslots; s++)
+	{
+		FcSlotHeader *hdr = fc_slot_header(tbl, s);
+
+		if ((hdr->flags & (FC_SLOT_USED | FC_SLOT_DEAD)) == FC_SLOT_USED)
+			longest = Max(longest, hdr->live_len);
+	}
+	return longest;
+}
+
+/*
  * Give all memory of a table back to the arena and empty it.  The caller
  * ensures nobody else uses the table (AccessExclusiveLock, or it is being
  * dropped); the new generation invalidates stale references.
