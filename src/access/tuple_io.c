@@ -207,7 +207,8 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 					 errhint("Slot size is fixed when the table's storage is created: raise "
 							 "pg_fastckpt.default_row_size (for columns without a length limit) "
 							 "or pg_fastckpt.bytes_per_char (for char(n) and varchar(n); 0: the encoding's longest character) "
-							 "and rewrite the table with VACUUM FULL, or declare tighter column types.")));
+							 "and rewrite the table with VACUUM FULL, or declare tighter column types. "
+							 "When restoring a dump, set them as they were when the table was created.")));
 		}
 	}
 
