@@ -29,6 +29,7 @@ OBJS = \
 	src/access/ssi.o \
 	src/access/row_lock.o \
 	src/access/ddl.o \
+	src/access/storage_options.o \
 	src/access/index_build.o \
 	src/access/vacuum.o \
 	src/access/utility.o \

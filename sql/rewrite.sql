@@ -283,10 +283,11 @@ SELECT relfilenode = :rw_wide_node AS same_storage FROM pg_class WHERE relname =
 DROP TABLE rw_wide;
 DROP DOMAIN rw_code;
 
--- a table made under a larger default_row_size keeps its slots through
--- ALTER TABLE's own rewrites in a session with the default; VACUUM FULL
--- sizes them afresh but keeps room for the longest row it copies, and
--- TRUNCATE keeps the slots, so the same rows load again
+-- a table made under a larger default_row_size keeps it as a storage
+-- parameter, and its slots through ALTER TABLE's own rewrites in a session
+-- with the default; without the parameter, VACUUM FULL sizes them afresh
+-- but keeps room for the longest row it copies, and TRUNCATE keeps the
+-- slots, so the same rows load again
 SET pg_fastckpt.default_row_size = 4096;
 CREATE TABLE rw_big (id int PRIMARY KEY, v text) USING fastckpt;
 INSERT INTO rw_big SELECT g, string_agg(md5(g::text || x::text), '')
@@ -299,6 +300,8 @@ ALTER TABLE rw_big ADD COLUMN r float8 DEFAULT random();
 SELECT count(*), sum(length(v)), count(r) FROM rw_big;
 SELECT row_image_bytes >= :big_before AS kept FROM fastckpt_stat_tables
  WHERE relation = 'rw_big'::regclass;
+SELECT reloptions FROM pg_class WHERE relname = 'rw_big';
+ALTER TABLE rw_big RESET (fastckpt_row_size);
 VACUUM FULL rw_big;
 SELECT count(*), sum(length(v)) FROM rw_big;
 SELECT row_image_bytes < :big_before AS shrunk, row_image_bytes AS after_vacuum_full
@@ -316,6 +319,20 @@ CREATE TABLE rw_heap_big (id int, v text) USING heap;
 INSERT INTO rw_heap_big SELECT 1, string_agg(md5(x::text), '') FROM generate_series(1, 100) x;
 ALTER TABLE rw_heap_big SET ACCESS METHOD fastckpt;
 DROP TABLE rw_heap_big;
+-- a typed table's slots grow with its type (ALTER TYPE ... CASCADE)
+CREATE TYPE rw_row AS (id int, s varchar(10));
+CREATE TABLE rw_typed OF rw_row USING fastckpt;
+SELECT row_image_bytes AS typed_before FROM fastckpt_stat_tables
+ WHERE relation = 'rw_typed'::regclass \gset
+ALTER TYPE rw_row ALTER ATTRIBUTE s TYPE varchar(400) CASCADE;
+SELECT row_image_bytes > :typed_before AS grown FROM fastckpt_stat_tables
+ WHERE relation = 'rw_typed'::regclass;
+INSERT INTO rw_typed SELECT 1, string_agg(chr(1000 + (g * 7919) % 900), '') FROM generate_series(1, 400) g;
+ALTER TYPE rw_row ADD ATTRIBUTE t varchar(300) CASCADE;
+INSERT INTO rw_typed SELECT 2, 'x', string_agg(chr(1000 + (g * 7919) % 900), '') FROM generate_series(1, 300) g;
+SELECT id, length(s), length(t) FROM rw_typed ORDER BY id;
+DROP TABLE rw_typed;
+DROP TYPE rw_row;
 
 DROP TABLE rw, rw_am, rw_am2, rw_ctas, rw_ctas_empty, rw_ctas_exec, rw_into,
 	rw_ctas_explain, rw_into_explain,

@@ -49,7 +49,7 @@ bool		fc_alter_table_running = false;
  * PostgreSQL names it "pg_temp_<OID of the table>", in the table's schema
  * (make_new_heap).
  */
-static Oid
+Oid
 fc_rewritten_table(const char *name, Oid namespace)
 {
 	char	   *end;

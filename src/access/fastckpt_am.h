@@ -171,6 +171,7 @@ fc_ssi_wrote(Relation rel, ItemPointer tid)
 
 extern uint32 fc_resize_capacity;
 extern bool fc_alter_table_running;
+extern Oid	fc_rewritten_table(const char *name, Oid namespace);
 extern Oid	fc_rewrite_source(Relation rel);
 extern char *fc_table_name_for_message(Oid relid);
 
@@ -316,5 +317,41 @@ extern struct HTAB *fc_relid_cache_create(const char *name, Size entrysize);
 extern void fc_gate_wait(Relation rel);
 extern void fc_gate_wait_for(const char *what);
 extern void fc_gate_wait_quietly(void);
+
+/* storage_options.c: a table's slot sizing parameters */
+typedef struct FcSizingOptions
+{
+	int			row_size;		/* fastckpt_row_size; -1: not given */
+	int			bytes_per_char; /* fastckpt_bytes_per_char; -1: not given */
+	bool		reset_row_size; /* ALTER TABLE ... RESET */
+	bool		reset_bytes_per_char;
+} FcSizingOptions;
+
+extern const FcSizingOptions *fc_statement_sizing;
+extern void fc_sizing_options_init(FcSizingOptions *opts);
+extern bool fc_take_sizing_options(List **options, bool is_reset, FcSizingOptions *opts);
+extern bool fc_relation_sizing_options(Oid relid, FcSizingOptions *opts);
+extern void fc_hide_sizing_options(Oid relid);
+extern void fc_record_sizing_options(Oid relid, const FcSizingOptions *given);
+extern void fc_sizing_options_after_alter(Oid relid, const FcSizingOptions *before,
+										  const FcSizingOptions *change);
+extern uint32 fc_row_image_capacity(Relation rel, bool *exact);
+
+/* what a CREATE or ALTER TABLE does to them */
+typedef struct FcSizingChange
+{
+	bool		active;			/* a CREATE, or an ALTER of a table */
+	bool		given;			/* it names sizing parameters (change) */
+	bool		existed;		/* CREATE ... IF NOT EXISTS of an existing one */
+	bool		was_fastckpt;	/* ALTER: the table was a fastckpt table */
+	Oid			relid;			/* ALTER: the table */
+	FcSizingOptions before;		/* ALTER: its parameters before */
+	FcSizingOptions change;
+} FcSizingChange;
+
+extern bool fc_is_fastckpt_name(const char *am);
+extern void fc_sizing_before_create(List **options, RangeVar *relation, FcSizingChange *sc);
+extern void fc_sizing_before_alter(AlterTableStmt *stmt, FcSizingChange *sc);
+extern void fc_sizing_after(Node *parsetree, Oid created, FcSizingChange *sc);
 
 #endif							/* FC_FASTCKPT_AM_H */

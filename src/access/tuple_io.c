@@ -204,11 +204,10 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 							relname ? relname : RelationGetRelationName(rel)),
 					 errdetail("The row needs %zu bytes%s; this table's slots hold %u bytes.",
 							   len, compressed ? " after compression" : "", capacity),
-					 errhint("Slot size is fixed when the table's storage is created: raise "
-							 "pg_fastckpt.default_row_size (for columns without a length limit) "
-							 "or pg_fastckpt.bytes_per_char (for char(n) and varchar(n); 0: the encoding's longest character) "
-							 "and rewrite the table with VACUUM FULL, or declare tighter column types. "
-							 "When restoring a dump, set them as they were when the table was created.")));
+					 errhint("Slot size is fixed when the table's storage is created. Give the table more room with "
+							 "ALTER TABLE ... SET (fastckpt_row_size = ...) for columns without a length limit, "
+							 "or SET (fastckpt_bytes_per_char = 0) for char(n) and varchar(n), "
+							 "or declare tighter column types.")));
 		}
 	}
 

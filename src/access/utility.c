@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -37,8 +38,10 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -60,7 +63,7 @@ static object_access_hook_type prev_object_access = NULL;
  */
 static Node *fc_database_stmt = NULL;
 
-static bool
+bool
 fc_is_fastckpt_name(const char *am)
 {
 	if (am == NULL)
@@ -415,6 +418,16 @@ fc_alter_widens(AlterTableStmt *stmt)
 
 		if (cmd->subtype == AT_AddColumn || cmd->subtype == AT_AlterColumnType)
 			return true;
+		if (cmd->subtype == AT_SetRelOptions || cmd->subtype == AT_ResetRelOptions)
+		{
+			List	   *defs = list_copy((List *) cmd->def);
+			FcSizingOptions opts;
+
+			/* fastckpt_row_size or fastckpt_bytes_per_char may grow the slots */
+			fc_sizing_options_init(&opts);
+			if (fc_take_sizing_options(&defs, cmd->subtype == AT_ResetRelOptions, &opts))
+				return true;
+		}
 	}
 	return false;
 }
@@ -423,6 +436,32 @@ fc_alter_widens(AlterTableStmt *stmt)
  * Before the ALTER: lock as it will, and note what the columns of its
  * fastckpt tables need (an array in the statement's memory, *nneeds long).
  */
+/*
+ * The tables of a composite type (CREATE TABLE ... OF type), locked as
+ * ALTER TYPE ... CASCADE will lock them.
+ */
+static List *
+fc_typed_tables(Oid typid, LOCKMODE lockmode)
+{
+	Relation	classrel = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyData key;
+	TableScanDesc scan;
+	HeapTuple	tuple;
+	List	   *rels = NIL;
+	ListCell   *lc;
+
+	ScanKeyInit(&key, Anum_pg_class_reloftype, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(typid));
+	scan = table_beginscan_catalog(classrel, 1, &key);
+	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+		rels = lappend_oid(rels, ((Form_pg_class) GETSTRUCT(tuple))->oid);
+	table_endscan(scan);
+	table_close(classrel, AccessShareLock);
+	foreach(lc, rels)
+		LockRelationOid(lfirst_oid(lc), lockmode);
+	return rels;
+}
+
 static FcRowNeed *
 fc_note_row_needs(AlterTableStmt *stmt, int *nneeds)
 {
@@ -433,14 +472,18 @@ fc_note_row_needs(AlterTableStmt *stmt, int *nneeds)
 	FcRowNeed  *needs;
 
 	*nneeds = 0;
-	if (stmt->objtype != OBJECT_TABLE || !fc_alter_widens(stmt))
+	if ((stmt->objtype != OBJECT_TABLE && stmt->objtype != OBJECT_TYPE) ||
+		!fc_alter_widens(stmt))
 		return NULL;
 	lockmode = AlterTableGetLockLevel(stmt->cmds);
 	relid = AlterTableLookupRelation(stmt, lockmode);
 	if (!OidIsValid(relid))
 		return NULL;			/* IF EXISTS, and it does not */
-	rels = stmt->relation->inh ? find_all_inheritors(relid, lockmode, NULL) :
-		list_make1_oid(relid);
+	if (stmt->objtype == OBJECT_TYPE)
+		rels = fc_typed_tables(get_rel_type_id(relid), lockmode);	/* CASCADE */
+	else
+		rels = stmt->relation->inh ? find_all_inheritors(relid, lockmode, NULL) :
+			list_make1_oid(relid);
 	needs = palloc(list_length(rels) * sizeof(FcRowNeed));
 	foreach(lc, rels)
 	{
@@ -567,6 +610,8 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 	Node	   *parsetree = pstmt->utilityStmt;
 	FcRowNeed  *row_needs = NULL;
 	int			nrow_needs = 0;
+	FcSizingChange sizing = {0};
+	Oid			created = InvalidOid;
 
 #define FC_WRITABLE_TREE() \
 	do { \
@@ -582,24 +627,29 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 	{
 		case T_CreateStmt:
 			{
-				CreateStmt *stmt = (CreateStmt *) parsetree;
+				CreateStmt *stmt;
 
+				FC_WRITABLE_TREE();
+				stmt = (CreateStmt *) parsetree;
 				if (stmt->partspec == NULL && fc_is_fastckpt_name(stmt->accessMethod) &&
 					stmt->relation->relpersistence == RELPERSISTENCE_PERMANENT)
-				{
-					FC_WRITABLE_TREE();
-					((CreateStmt *) parsetree)->relation->relpersistence = RELPERSISTENCE_UNLOGGED;
-				}
+					stmt->relation->relpersistence = RELPERSISTENCE_UNLOGGED;
+				if (stmt->partspec == NULL)
+					fc_sizing_before_create(&stmt->options, stmt->relation, &sizing);
 				break;
 			}
 		case T_CreateTableAsStmt:
-			if (fc_ctas_needs_unlogged((CreateTableAsStmt *) parsetree))
 			{
+				CreateTableAsStmt *stmt;
+
 				FC_WRITABLE_TREE();
-				((CreateTableAsStmt *) parsetree)->into->rel->relpersistence =
-					RELPERSISTENCE_UNLOGGED;
+				stmt = (CreateTableAsStmt *) parsetree;
+				if (fc_ctas_needs_unlogged(stmt))
+					stmt->into->rel->relpersistence = RELPERSISTENCE_UNLOGGED;
+				if (stmt->objtype == OBJECT_TABLE)
+					fc_sizing_before_create(&stmt->into->options, stmt->into->rel, &sizing);
+				break;
 			}
-			break;
 		case T_ExplainStmt:
 			{
 				/* EXPLAIN ANALYZE CREATE TABLE ... AS creates the table too */
@@ -622,11 +672,12 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 
 				fc_check_alter_table((AlterTableStmt *) parsetree, &add_unlogged);
 				row_needs = fc_note_row_needs((AlterTableStmt *) parsetree, &nrow_needs);
+				FC_WRITABLE_TREE();
+				fc_sizing_before_alter((AlterTableStmt *) parsetree, &sizing);
 				if (add_unlogged)
 				{
 					AlterTableCmd *cmd = makeNode(AlterTableCmd);
 
-					FC_WRITABLE_TREE();
 					cmd->subtype = AT_SetUnLogged;
 					((AlterTableStmt *) parsetree)->cmds =
 						lappend(((AlterTableStmt *) parsetree)->cmds, cmd);
@@ -706,6 +757,8 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 				fc_database_stmt = parsetree;
 			if (IsA(parsetree, AlterTableStmt))
 				fc_alter_table_running = true;
+			if (sizing.given && !IsA(parsetree, AlterTableStmt))
+				fc_statement_sizing = &sizing.change;
 			fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
 						   queryEnv, dest, qc);
 		}
@@ -714,12 +767,25 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 			if (database_stmt)
 				fc_database_stmt = NULL;
 			fc_alter_table_running = outer_alter;
+			fc_statement_sizing = NULL;
 		}
 		PG_END_TRY();
 	}
 
 	if (IsA(parsetree, CreateStmt))
-		fc_keep_owned_sequences_logged(fc_created_relid(((CreateStmt *) parsetree)->relation));
+	{
+		created = fc_created_relid(((CreateStmt *) parsetree)->relation);
+		fc_keep_owned_sequences_logged(created);
+	}
+	else if (IsA(parsetree, CreateTableAsStmt) && sizing.active)
+		created = fc_created_relid(((CreateTableAsStmt *) parsetree)->into->rel);
+	fc_sizing_after(parsetree, created, &sizing);
+	if (IsA(parsetree, AlterTableStmt) &&
+		((AlterTableStmt *) parsetree)->objtype == OBJECT_TYPE)
+	{
+		CommandCounterIncrement();
+		fc_resize_slots_after_alter(row_needs, nrow_needs);
+	}
 	else if (IsA(parsetree, AlterTableStmt) &&
 			 ((AlterTableStmt *) parsetree)->objtype == OBJECT_TABLE)
 	{

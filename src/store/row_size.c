@@ -7,9 +7,10 @@
  * attributes), so the bound follows heap_form_tuple's arithmetic.
  * Fixed-width types and typmod-bounded ones (char(n), varchar(n), bit(n),
  * numeric(p,s)) give an exact bound; any other varlena makes the table use
- * pg_fastckpt.default_row_size, or the bounded part if that is larger.
- * char(n) and varchar(n) count the encoding's longest character, or
- * pg_fastckpt.bytes_per_char when set lower: in UTF8 a char(84) of ASCII
+ * the row size it is sized with (pg_fastckpt.default_row_size), or the
+ * bounded part if that is larger.  char(n) and varchar(n) count the
+ * encoding's longest character, or the bytes per character it is sized
+ * with (pg_fastckpt.bytes_per_char) when lower: in UTF8 a char(84) of ASCII
  * text then takes 88 bytes, not 340, three times over in every slot.
  *
  *-------------------------------------------------------------------------
@@ -22,7 +23,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "pg_fastckpt.h"
 #include "store/row_size.h"
 #include "store/slot.h"
 
@@ -42,7 +42,7 @@ fc_numeric_max_size(int32 typmod)
 }
 
 static int32
-fc_attr_max_size(Form_pg_attribute att)
+fc_attr_max_size(Form_pg_attribute att, int bytes_per_char)
 {
 	Oid			typid = att->atttypid;
 	int32		typmod = att->atttypmod;
@@ -56,17 +56,17 @@ fc_attr_max_size(Form_pg_attribute att)
 		typid = getBaseTypeAndTypmod(typid, &typmod);
 	if (typid == NUMERICOID)
 		return fc_numeric_max_size(typmod);
-	if (typmod >= 0 && fc_bytes_per_char > 0 &&
+	if (typmod >= 0 && bytes_per_char > 0 &&
 		(typid == BPCHAROID || typid == VARCHAROID))
 		return VARHDRSZ + (typmod - VARHDRSZ) *
-			Min(fc_bytes_per_char, pg_database_encoding_max_length());
+			Min(bytes_per_char, pg_database_encoding_max_length());
 	if (typmod >= 0)
 		return type_maximum_size(typid, typmod);
 	return -1;
 }
 
 uint32
-fc_row_image_capacity_desc(TupleDesc desc, bool *exact)
+fc_row_image_capacity_desc(TupleDesc desc, const FcSizing *sizing, bool *exact)
 {
 	Size		size;
 	bool		bounded = true;
@@ -80,7 +80,7 @@ fc_row_image_capacity_desc(TupleDesc desc, bool *exact)
 
 		if (att->attisdropped)
 			continue;			/* stored as NULL */
-		max = fc_attr_max_size(att);
+		max = fc_attr_max_size(att, sizing->bytes_per_char);
 		if (max < 0)
 		{
 			bounded = false;
@@ -93,7 +93,7 @@ fc_row_image_capacity_desc(TupleDesc desc, bool *exact)
 	}
 	size = MAXALIGN(size);
 	if (!bounded)
-		size = Max(size, (Size) fc_default_row_size);
+		size = Max(size, (Size) sizing->row_size);
 	if (exact)
 		*exact = bounded;
 	return (uint32) Min(size, (Size) FC_MAX_IMAGE_CAPACITY);

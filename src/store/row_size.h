@@ -11,19 +11,22 @@
 #include "postgres.h"
 
 #include "access/tupdesc.h"
-#include "utils/rel.h"
+
+/*
+ * The settings slot images are sized by: pg_fastckpt.default_row_size and
+ * bytes_per_char, or a table's own (storage_options.c).
+ */
+typedef struct FcSizing
+{
+	int			row_size;		/* bytes, for columns without a length limit */
+	int			bytes_per_char; /* for char(n) and varchar(n); 0: encoding's */
+} FcSizing;
 
 /*
  * Image capacity for rows of this shape.  *exact (if not NULL) says whether
- * every column has a bounded size; otherwise pg_fastckpt.default_row_size
- * was used.
+ * every column has a bounded size; otherwise sizing->row_size was used.
  */
-extern uint32 fc_row_image_capacity_desc(TupleDesc desc, bool *exact);
-
-static inline uint32
-fc_row_image_capacity(Relation rel, bool *exact)
-{
-	return fc_row_image_capacity_desc(RelationGetDescr(rel), exact);
-}
+extern uint32 fc_row_image_capacity_desc(TupleDesc desc, const FcSizing *sizing,
+										 bool *exact);
 
 #endif							/* FC_ROW_SIZE_H */

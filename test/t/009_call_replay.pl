@@ -347,7 +347,24 @@ wait_for_tables_open($node);
 ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery') > 0,
 	'with the privilege back, the calls replay and the tables open');
 # 6. pg_dump restored into another database: the routines come back
-# unchanged under new pg_proc row versions, and stay registered
+# unchanged under new pg_proc row versions, and stay registered; tables
+# sized under other settings than the restoring session's keep their
+# slot sizes (storage parameters), so their rows restore
+$node->safe_psql('postgres', q{
+SET pg_fastckpt.default_row_size = 2048;
+CREATE TABLE app.wide_rows (id int PRIMARY KEY, doc text) USING fastckpt;
+RESET pg_fastckpt.default_row_size;
+INSERT INTO app.wide_rows SELECT g, string_agg(md5(g::text || x::text), '')
+  FROM generate_series(1, 20) g, generate_series(1, 40) x GROUP BY g;
+CREATE TABLE app.narrow_codes (id int PRIMARY KEY, code varchar(40)) USING fastckpt
+  WITH (fastckpt_bytes_per_char = 1);
+INSERT INTO app.narrow_codes SELECT g, repeat('c', 40) FROM generate_series(1, 20) g;
+});
+my $sized_sql = q{SELECT string_agg(c.relname || ':' || s.row_image_bytes || ':' || array_to_string(c.reloptions, ','), ' ' ORDER BY c.relname)
+	FROM fastckpt_stat_tables s JOIN pg_class c ON c.oid = s.relation
+	WHERE c.relname IN ('wide_rows', 'narrow_codes')};
+my $sized_rows = q{SELECT (SELECT count(*) || '/' || sum(length(doc)) FROM app.wide_rows) || ' '
+	|| (SELECT count(*) FROM app.narrow_codes)};
 $node->command_ok([ 'pg_dump', '-f', "$dir/calls.sql", '-h', $node->host, '-p', $node->port, 'postgres' ],
 	'pg_dump of the database with registered routines');
 $node->safe_psql('postgres', 'CREATE DATABASE restored');
@@ -364,6 +381,12 @@ is($node->safe_psql('restored', $registrations), $node->safe_psql('postgres', $r
 	'the restored registrations hold for the recreated routines, and only for them');
 is($node->safe_psql('restored', $checksum_sql), $node->safe_psql('postgres', $checksum_sql),
 	'the restored tables hold the same rows');
+like($node->safe_psql('postgres', $sized_sql),
+	qr/^narrow_codes:\d+:fastckpt_bytes_per_char=1 wide_rows:2048:fastckpt_row_size=2048$/,
+	'tables sized under other settings keep them as storage parameters');
+is($node->safe_psql('restored', $sized_sql), $node->safe_psql('postgres', $sized_sql),
+	'restored, they have the same slot sizes, whatever the restoring session\'s settings');
+is($node->safe_psql('restored', $sized_rows), '20/25600 20', 'and all their rows');
 for my $sql ('SELECT transfer(7, 2, 9)', 'SELECT transfer(8, 3, -4)', 'SELECT bump(8, 4)')
 {
 	$node->safe_psql('restored', $sql, extra_params => [ '-U', 'teller' ]);
