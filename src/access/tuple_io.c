@@ -158,6 +158,42 @@ fc_compress_largest(TupleDesc desc, Datum *values, bool *isnull,
 }
 
 /*
+ * A value that an expanded object (a PL/pgSQL array or record variable, as
+ * a generic plan passes it) was flattened into keeps a 4-byte header where
+ * the same value from a constant gets a 1-byte one (heap_fill_tuple makes
+ * short headers of plain values only).  Re-form such a tuple, so that a
+ * row's image depends on its values alone: a replayed call must write the
+ * bytes the call wrote, whichever plan either ran with.
+ */
+static HeapTuple
+fc_shorten_headers(HeapTuple tuple, TupleDesc desc)
+{
+	Datum	   *values;
+	bool	   *isnull;
+	bool		shorten = false;
+
+	if (!HeapTupleHasVarWidth(tuple))
+		return tuple;
+	values = palloc(sizeof(Datum) * desc->natts);
+	isnull = palloc(sizeof(bool) * desc->natts);
+	heap_deform_tuple(tuple, desc, values, isnull);
+	for (int i = 0; i < desc->natts && !shorten; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Pointer		v = DatumGetPointer(values[i]);
+
+		shorten = att->attlen == -1 && !isnull[i] &&
+			att->attstorage != TYPSTORAGE_PLAIN &&
+			VARATT_IS_4B_U(v) && VARATT_CAN_MAKE_SHORT(v);
+	}
+	if (shorten)
+		tuple = heap_form_tuple(desc, values, isnull);
+	pfree(values);
+	pfree(isnull);
+	return tuple;
+}
+
+/*
  * Form the image to store for the row in an executor slot.  Out-of-line
  * values are pulled inline (fastckpt has no TOAST table); a row that does
  * not fit the table's slots is compressed column by column, like heap's
@@ -173,6 +209,7 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 
 	if (HeapTupleHasExternal(tuple))
 		tuple = toast_flatten_tuple(tuple, desc);
+	tuple = fc_shorten_headers(tuple, desc);
 
 	if (tuple->t_len > capacity)
 	{
