@@ -179,7 +179,7 @@ fc_relation_nontransactional_truncate(Relation rel)
 	FcTable    *tbl = fc_table_lookup(&rel->rd_node);
 
 	if (tbl != NULL)
-		fc_table_reset(tbl);
+		fc_table_truncate(tbl);
 }
 
 /*

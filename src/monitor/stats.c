@@ -101,52 +101,33 @@ typedef struct FcTableRow
 typedef struct FcTableRows
 {
 	FcTableRow *rows;
+	uint64	   *generations;	/* of each row's storage, when listed */
 	int			n;
 	int			cap;
-	uint64		phase;
 } FcTableRows;
 
-/*
- * Count rows and dirty shadow images by looking at every slot: the views
- * are rare, and counting in the commit path would cost every transaction.
- */
+/* Slots counted per hold of the directory lock, which DDL waits for. */
+#define FC_STAT_SLOTS_PER_HOLD	16384
+
+/* List a storage and what it says of itself; its slots are counted after. */
 static void
-fc_collect_table(FcTable *tbl, void *arg)
+fc_list_table(FcTable *tbl, void *arg)
 {
 	FcTableRows *out = (FcTableRows *) arg;
 	FcTableRow *r;
-	uint64		nslots = fc_table_nslots(tbl);
-	uint32		cur = fc_pp_current_image(out->phase);
 
 	if (out->n == out->cap)
 	{
 		out->cap *= 2;
 		out->rows = repalloc(out->rows, out->cap * sizeof(FcTableRow));
+		out->generations = repalloc(out->generations, out->cap * sizeof(uint64));
 	}
+	out->generations[out->n] = tbl->generation;
 	r = &out->rows[out->n++];
 	memset(r, 0, sizeof(FcTableRow));
 	r->dbid = tbl->key.dbid;
 	r->spcid = tbl->key.spcid;
 	r->relnode = tbl->key.relnode;
-	for (uint64 s = 0; s < nslots; s++)
-	{
-		FcSlotHeader *hdr = fc_slot_header(tbl, s);
-		LWLock	   *lock = fc_slot_lock(tbl, s);
-
-		LWLockAcquire(lock, LW_SHARED);
-		if (fc_pp_is_pending(hdr->marks.state[cur]))
-			r->dirty_rows++;
-		if (hdr->flags & FC_SLOT_USED)
-		{
-			r->slots_used++;
-			if ((hdr->flags & FC_SLOT_DEAD) || fc_xmax_committed(hdr) ||
-				(hdr->undo == NULL && fc_xmin_aborted(hdr->xmin, &hdr->flags)))
-				r->dead_rows++;
-			else
-				r->rows++;
-		}
-		LWLockRelease(lock);
-	}
 	r->slots_allocated = (int64) tbl->npages * tbl->slots_per_page;
 	r->slot_bytes = tbl->layout.stride;
 	r->ckpt_bytes = (int64) tbl->ckpt_bytes;
@@ -156,25 +137,85 @@ fc_collect_table(FcTable *tbl, void *arg)
 	r->memory_bytes = (int64) (tbl->npages + tbl->ndir_pages) * FC_PAGE_SIZE + r->undo_bytes;
 }
 
+/*
+ * Count a storage's rows and dirty shadow images by looking at every slot
+ * (the views are rare, and counting in the commit path would cost every
+ * transaction), a batch of slots per hold of the directory lock, so that
+ * CREATE, DROP and TRUNCATE do not wait for a scan of a large table.
+ * False if the storage went away meanwhile.
+ */
+static bool
+fc_count_table_slots(FcTableRow *r, uint64 generation, uint64 phase)
+{
+	uint32		cur = fc_pp_current_image(phase);
+	uint64		from = 0;
+
+	for (;;)
+	{
+		FcTable    *tbl;
+		uint64		to;
+		bool		done;
+
+		LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_SHARED);
+		tbl = fc_table_find_locked(r->dbid, r->spcid, r->relnode);
+		if (tbl == NULL || tbl->generation != generation)
+		{
+			LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+			return false;
+		}
+		to = Min(fc_table_nslots(tbl), from + FC_STAT_SLOTS_PER_HOLD);
+		done = to < from + FC_STAT_SLOTS_PER_HOLD;
+		for (uint64 s = from; s < to; s++)
+		{
+			FcSlotHeader *hdr = fc_slot_header(tbl, s);
+			LWLock	   *lock = fc_slot_lock(tbl, s);
+
+			LWLockAcquire(lock, LW_SHARED);
+			if (fc_pp_is_pending(hdr->marks.state[cur]))
+				r->dirty_rows++;
+			if (hdr->flags & FC_SLOT_USED)
+			{
+				r->slots_used++;
+				if ((hdr->flags & FC_SLOT_DEAD) || fc_xmax_committed(hdr) ||
+					(hdr->undo == NULL && fc_xmin_aborted(hdr->xmin, &hdr->flags)))
+					r->dead_rows++;
+				else
+					r->rows++;
+			}
+			LWLockRelease(lock);
+		}
+		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+		if (done)
+			return true;
+		from = to;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 Datum
 fastckpt_stat_tables_internal(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	FcTableRows rows;
+	uint64		phase;
 
 	InitMaterializedSRF(fcinfo, 0);
 	fc_check_natts(rsinfo->setDesc, 14, "fastckpt_stat_tables");
 	rows.cap = 16;
 	rows.n = 0;
 	rows.rows = palloc(rows.cap * sizeof(FcTableRow));
-	rows.phase = fc_pp_phase();
-	fc_table_foreach(fc_collect_table, &rows);
+	rows.generations = palloc(rows.cap * sizeof(uint64));
+	fc_table_foreach(fc_list_table, &rows);
+	phase = fc_pp_phase();
 
 	for (int i = 0; i < rows.n; i++)
 	{
 		FcTableRow *r = &rows.rows[i];
 		Datum		values[14];
 		bool		nulls[14] = {0};
+
+		if (!fc_count_table_slots(r, rows.generations[i], phase))
+			continue;			/* dropped or truncated meanwhile */
 
 		values[0] = ObjectIdGetDatum(r->dbid);
 		values[1] = ObjectIdGetDatum(r->spcid);

@@ -315,6 +315,20 @@ fc_table_reset(FcTable *tbl)
 	SpinLockRelease(&fc_store->lock);
 }
 
+/*
+ * Empty a storage in place (TRUNCATE of a table created in the same
+ * transaction).  Under the directory lock: the views and the checkpoint
+ * writer read every storage's slots under it, and must not meet its pages
+ * while they go back to the arena.
+ */
+void
+fc_table_truncate(FcTable *tbl)
+{
+	LWLockAcquire(fc_misc_lock(FC_LOCK_DIRECTORY), LW_EXCLUSIVE);
+	fc_table_reset(tbl);
+	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+}
+
 void
 fc_table_drop(const RelFileNode *rnode)
 {

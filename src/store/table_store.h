@@ -40,6 +40,7 @@ extern void fc_table_drop_kind(const RelFileNode *rnode, bool check_kind,
 extern void fc_table_drop_database(Oid dbid);
 extern void fc_table_drop_all(void);
 extern void fc_table_reset(FcTable *tbl);
+extern void fc_table_truncate(FcTable *tbl);
 extern uint32 fc_table_max_live_len(FcTable *tbl);
 
 /* Storage of an open relation; created empty if missing (fc_storage_adopt). */
