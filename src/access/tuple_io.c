@@ -17,12 +17,15 @@
 #include "access/htup_details.h"
 #include "access/toast_compression.h"
 #include "access/toast_internals.h"
+#include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "access/fastckpt_am.h"
+#include "procs/procs.h"
 #include "txn/write_set.h"
 
 const TupleTableSlotOps *
@@ -194,6 +197,37 @@ fc_shorten_headers(HeapTuple tuple, TupleDesc desc)
 }
 
 /*
+ * Does the row hold a composite value (or an array of them)?  Their fields
+ * keep the headers they were formed with, which differ, like a column's
+ * (fc_shorten_headers), with the plan a call's statements ran with: a
+ * registered call that writes one is logged as row images instead, since
+ * replay could write other bytes.  Composite, domain and array types of
+ * composites are all user-defined, or record.
+ */
+static bool
+fc_row_has_composite(HeapTuple tuple, TupleDesc desc)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Oid			typid;
+		Oid			elem;
+
+		if (att->attlen != -1 || att->attisdropped ||
+			(att->atttypid < FirstNormalObjectId && att->atttypid != RECORDOID) ||
+			heap_attisnull(tuple, i + 1, desc))
+			continue;
+		typid = getBaseType(att->atttypid);
+		if (type_is_rowtype(typid))
+			return true;
+		elem = get_element_type(typid);
+		if (OidIsValid(elem) && type_is_rowtype(getBaseType(elem)))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Form the image to store for the row in an executor slot.  Out-of-line
  * values are pulled inline (fastckpt has no TOAST table); a row that does
  * not fit the table's slots is compressed column by column, like heap's
@@ -210,6 +244,8 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 	if (HeapTupleHasExternal(tuple))
 		tuple = toast_flatten_tuple(tuple, desc);
 	tuple = fc_shorten_headers(tuple, desc);
+	if (fc_call_active && fc_row_has_composite(tuple, desc))
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 
 	if (tuple->t_len > capacity)
 	{

@@ -947,6 +947,10 @@ fc_plan_check(FcPlanCheck *check)
 				return FC_FALLBACK_NON_FASTCKPT_RELATION;
 			continue;
 		}
+		/* INSERT ... ON CONFLICT DO UPDATE's EXCLUDED: the target's row type */
+		if (rte->relkind == RELKIND_COMPOSITE_TYPE && pstmt->commandType == CMD_INSERT &&
+			fc_relid_is_fastckpt(rte->relid))
+			continue;
 		if (rte->relkind != RELKIND_RELATION)
 			return FC_FALLBACK_NON_FASTCKPT_RELATION;
 

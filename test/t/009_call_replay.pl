@@ -690,6 +690,22 @@ BEGIN
 	RETURN 1;
 END $$;
 SELECT fastckpt_register_procedure('app.set_tags(int, int[])');
+CREATE TYPE app.tag_pair AS (n int, tags int[]);
+CREATE TABLE app.paired (k int PRIMARY KEY, p app.tag_pair) USING fastckpt;
+CREATE FUNCTION app.set_pair(p_k int, p_tags int[]) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO app.paired VALUES (p_k, ROW(p_k, p_tags)::app.tag_pair)
+	  ON CONFLICT (k) DO UPDATE SET p = EXCLUDED.p;
+	RETURN 1;
+END $$;
+CREATE FUNCTION app.count_tag(p_k int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO app.tagged VALUES (p_k, '{1}')
+	  ON CONFLICT (k) DO UPDATE SET tags = app.tagged.tags || 1;
+	RETURN 1;
+END $$;
+SELECT fastckpt_register_procedure('app.set_pair(int, int[])');
+SELECT fastckpt_register_procedure('app.count_tag(int)');
 CREATE TABLE app.poly (k int PRIMARY KEY, v text) USING fastckpt;
 INSERT INTO app.poly VALUES (1, ''), (2, ''), (3, '');
 CREATE FUNCTION app.set_poly(p_k int, p_v anyelement) RETURNS anyelement LANGUAGE plpgsql AS $$
@@ -713,6 +729,10 @@ SELECT app.pair_poly(1, 2.5);
 SET plan_cache_mode = force_generic_plan;
 SELECT app.set_tags(1, ARRAY[3, 9]);
 SELECT app.set_tags(2, ARRAY[4]);
+SELECT app.set_pair(1, ARRAY[5, 6]);
+RESET plan_cache_mode;
+SELECT app.count_tag(2);
+SELECT app.count_tag(3);
 });
 is($node->safe_psql('postgres', q{
 	SELECT sum(call_records) FROM fastckpt_procedures
@@ -720,12 +740,20 @@ is($node->safe_psql('postgres', q{
 	                   'app.pair_poly(anycompatible, anycompatible)'::regprocedure,
 	                   'app.set_tags(int, int[])'::regprocedure)}),
 	'6', 'calls of polymorphic routines, and with arrays under a generic plan, are CALL records');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(routine || ':' || call_records || '/' || value_records, ' ' ORDER BY routine::text)
+	  FROM fastckpt_procedures
+	 WHERE routine IN ('app.set_pair(int, int[])'::regprocedure, 'app.count_tag(int)'::regprocedure)}),
+	'app.count_tag(integer):2/0 app.set_pair(integer,integer[]):0/1',
+	'INSERT ... ON CONFLICT DO UPDATE calls are CALL records; a call that writes a composite value logs row images');
 my $poly = $node->safe_psql('postgres', q{SELECT string_agg(k || '=' || v, ' ' ORDER BY k) FROM app.poly});
 crash_and_compare('crash after polymorphic calls');
 is($node->safe_psql('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery'), 't',
 	'polymorphic and generic-plan calls replayed: the tables are open');
 is($node->safe_psql('postgres', q{SELECT string_agg(k || '=' || tags::text, ' ' ORDER BY k) FROM app.tagged}),
-	'1={3,9} 2={4}', 'the arrays written under a generic plan are back');
+	'1={3,9} 2={4,1} 3={1}', 'the arrays written under a generic plan and by ON CONFLICT DO UPDATE are back');
+is($node->safe_psql('postgres', q{SELECT string_agg(k || '=' || p::text, ' ' ORDER BY k) FROM app.paired}),
+	'1=(1,"{5,6}")', 'the composite value is back');
 is($node->safe_psql('postgres', q{SELECT string_agg(k || '=' || v, ' ' ORDER BY k) FROM app.poly}),
 	$poly, 'replay of polymorphic calls wrote what the calls wrote');
 
