@@ -433,10 +433,6 @@ fc_alter_widens(AlterTableStmt *stmt)
 }
 
 /*
- * Before the ALTER: lock as it will, and note what the columns of its
- * fastckpt tables need (an array in the statement's memory, *nneeds long).
- */
-/*
  * The tables of a composite type (CREATE TABLE ... OF type), locked as
  * ALTER TYPE ... CASCADE will lock them.
  */
@@ -462,6 +458,10 @@ fc_typed_tables(Oid typid, LOCKMODE lockmode)
 	return rels;
 }
 
+/*
+ * Before the ALTER: lock as it will, and note what the columns of its
+ * fastckpt tables need (an array in the statement's memory, *nneeds long).
+ */
 static FcRowNeed *
 fc_note_row_needs(AlterTableStmt *stmt, int *nneeds)
 {
@@ -750,6 +750,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 	{
 		bool		database_stmt = fc_prepare_database_stmt(parsetree);
 		bool		outer_alter = fc_alter_table_running;
+		const FcSizingOptions *outer_sizing = fc_statement_sizing;
 
 		PG_TRY();
 		{
@@ -767,7 +768,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 			if (database_stmt)
 				fc_database_stmt = NULL;
 			fc_alter_table_running = outer_alter;
-			fc_statement_sizing = NULL;
+			fc_statement_sizing = outer_sizing;
 		}
 		PG_END_TRY();
 	}
