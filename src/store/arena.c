@@ -120,7 +120,9 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 	uint64		keep;
 
 	SpinLockAcquire(&fc_arena->lock);
-	keep = (for_undo || fc_in_recovery_worker) ? 0 : fc_arena->undo_reserve;
+	/* before the gate opens only startup recovery allocates (its leader too) */
+	keep = (for_undo || fc_in_recovery_worker || !fc_gate_is_open()) ?
+		0 : fc_arena->undo_reserve;
 	if (fc_arena->nfree + (fc_arena->npages - fc_arena->hwm) > keep)
 	{
 		if (fc_arena->free_head != NULL)

@@ -204,4 +204,26 @@ wait_for_tables_open($small);
 is($small->safe_psql('postgres', 'SELECT count(*), sum(id) FROM big'), $big_sum,
 	'with the limit raised again, every row is back');
 $small->stop;
+
+# 5. rows that take more of the memory than new rows may (the part kept for
+# old row versions), as rows written under a larger limit, or by a build
+# without that part, do: startup recovery may use it, and they come back
+my $tight = fastckpt_node('tight', "pg_fastckpt.memory_limit = '256MB'\n");
+$tight->safe_psql('postgres', q{
+	CREATE TABLE fill (id int PRIMARY KEY, v text) USING fastckpt;
+	INSERT INTO fill SELECT g, 'row ' || g FROM generate_series(1, 235000) g;
+	SELECT fastckpt_checkpoint(true)});
+my $used = $tight->safe_psql('postgres', 'SELECT used_bytes FROM fastckpt_stat_memory');
+my $fill_sum = $tight->safe_psql('postgres', 'SELECT count(*), sum(id) FROM fill');
+my $tight_mb = int(($used + 1048575) / 1048576) + 1;
+cmp_ok($used, '>', $tight_mb * 1048576 * 63 / 64,
+	sprintf('tight: the rows (%.1f MB) take more than new rows may of %d MB',
+		$used / 1048576, $tight_mb));
+$tight->stop;
+$tight->append_conf('postgresql.conf', "pg_fastckpt.memory_limit = '${tight_mb}MB'\n");
+$tight->start;
+wait_for_tables_open($tight);
+is($tight->safe_psql('postgres', 'SELECT count(*), sum(id) FROM fill'), $fill_sum,
+	'tight: startup recovery brings every row back');
+$tight->stop;
 done_testing();
