@@ -26,6 +26,7 @@
 
 #include "access/fastckpt_am.h"
 #include "procs/procs.h"
+#include "recovery/call_replay.h"
 #include "txn/write_set.h"
 
 const TupleTableSlotOps *
@@ -166,7 +167,8 @@ fc_compress_largest(TupleDesc desc, Datum *values, bool *isnull,
  * the same value from a constant gets a 1-byte one (heap_fill_tuple makes
  * short headers of plain values only).  Re-form such a tuple, so that a
  * row's image depends on its values alone: a replayed call must write the
- * bytes the call wrote, whichever plan either ran with.
+ * bytes the call wrote, whichever plan either ran with.  Other writes are
+ * never compared, and skip this.
  */
 static HeapTuple
 fc_shorten_headers(HeapTuple tuple, TupleDesc desc)
@@ -243,7 +245,9 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 
 	if (HeapTupleHasExternal(tuple))
 		tuple = toast_flatten_tuple(tuple, desc);
-	tuple = fc_shorten_headers(tuple, desc);
+	/* only a logged call's writes are compared byte for byte, at replay */
+	if (fc_call_active || fc_replaying_call)
+		tuple = fc_shorten_headers(tuple, desc);
 	if (fc_call_active && fc_row_has_composite(tuple, desc))
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 
