@@ -33,6 +33,7 @@ int			fc_log_buffer_size_kb = 16 * 1024;
 bool		fc_test_sync_trace = false;
 bool		fc_test_commit_no_wait = false;
 int			fc_test_recovery_delay_ms = 0;
+int			fc_test_replay_claim_pause_ms = 0;
 int			fc_checkpoint_timeout_s = 60;
 double		fc_checkpoint_completion_target = 0.9;
 int			fc_max_log_size_mb = 1024;
@@ -441,6 +442,15 @@ _PG_init(void)
 							NULL,
 							&fc_test_recovery_delay_ms,
 							0, 0, 3600 * 1000,
+							PGC_POSTMASTER,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.test_replay_claim_pause",
+							"Testing only: how long a recovery process pauses before it grows a table by a page for a replayed row.",
+							"Widens the window in which replay processes grow the same table at once.",
+							&fc_test_replay_claim_pause_ms,
+							0, 0, 60 * 1000,
 							PGC_POSTMASTER,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);

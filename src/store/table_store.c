@@ -563,19 +563,29 @@ fc_slot_free(FcTable *tbl, uint64 slotno)
 /*
  * Recovery: make slot slotno exist (with every slot before it), so that a
  * replayed row lands in the very slot its index entries will point to.
- * Only startup recovery calls this, before the tables open.
+ * Only startup recovery calls this, before the tables open, but several
+ * replay processes at once: nslots only ever grows, or another process's
+ * slots past ours would fall out of the table.
  */
 void
 fc_slot_claim(FcTable *tbl, uint64 slotno, Oid relid)
 {
-	while (fc_table_nslots(tbl) <= slotno)
+	uint64		seen;
+
+	while ((seen = fc_table_nslots(tbl)) <= slotno)
 	{
 		uint64		room;
+		uint64		nslots;
+
+		/* testing: widen the window before growing by a page */
+		if (fc_test_replay_claim_pause_ms > 0 && seen % tbl->slots_per_page == 0)
+			pg_usleep(fc_test_replay_claim_pause_ms * 1000L);
 
 		/* hand out the rest of the last page at once, then grow a page */
 		SpinLockAcquire(&tbl->alloc_lock);
 		room = tbl->npages * tbl->slots_per_page;
-		if (pg_atomic_read_u64(&tbl->nslots) < room)
+		nslots = pg_atomic_read_u64(&tbl->nslots);
+		if (nslots <= slotno && nslots < room)
 			pg_atomic_write_u64(&tbl->nslots, Min(room, slotno + 1));
 		SpinLockRelease(&tbl->alloc_lock);
 		if (fc_table_nslots(tbl) <= slotno)

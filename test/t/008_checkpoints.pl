@@ -1024,13 +1024,18 @@ INSERT INTO t SELECT g, g FROM generate_series(1, 1000) g;
 # ---------------------------------------------------------------------------
 # 7. too few background worker slots: recovery runs with fewer processes,
 #    says so, and loses nothing (the recovery leader, the checkpointer, the
-#    log writer and the logical replication launcher leave one slot free)
-
+#    log writer and the logical replication launcher leave one slot free).
+#    The two replay processes grow the table at once (the updated and new rows
+#    land past the checkpoint's slots, in several partitions); each pauses
+#    before it grows by a page, so that the other grows meanwhile.  A
+#    process that then set the slot count to what it needed lowered it
+#    below the other's slots, whose rows were lost (the last 40 here).
 subtest 'too few worker slots: fewer recovery workers, nothing lost' => sub {
 	my $small = fastckpt_node('few_slots', $quiet_conf . q{
 max_worker_processes = 5
 pg_fastckpt.recovery_workers = 4
 pg_fastckpt.min_parallel_replay_size = 0
+pg_fastckpt.test_replay_claim_pause = 20ms
 });
 	$small->safe_psql('postgres', q{
 CREATE TABLE w (id int PRIMARY KEY, v text, n int) USING fastckpt;
