@@ -9,6 +9,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker_internals.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -327,6 +328,33 @@ fc_define_checkpoint_settings(void)
 							NULL, NULL, NULL);
 }
 
+/*
+ * Startup recovery needs a background worker slot beyond the workers that
+ * run for the server's life (ours among them) to rebuild each database's
+ * indexes and replay its calls; with none it would wait for one forever,
+ * the tables closed.  Libraries loaded after us are not counted yet.
+ * (More slots let recovery run in parallel.)
+ */
+static void
+fc_check_worker_slots(void)
+{
+	int			lasting = 0;
+	slist_iter	it;
+
+	/* PostgreSQL's logical replication launcher registers first */
+	slist_foreach(it, &BackgroundWorkerList)
+		lasting++;
+	if (max_worker_processes <= lasting)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_worker_processes (%d) leaves no background worker slot for pg_fastckpt's startup recovery",
+						max_worker_processes),
+				 errdetail("%d slots are taken by workers that run for the server's life: pg_fastckpt's log writer, checkpointer and recovery leader, the logical replication launcher, and those of libraries loaded before pg_fastckpt.",
+						   lasting),
+				 errhint("Set max_worker_processes to at least %d and restart the server.",
+						 lasting + 1)));
+}
+
 void
 _PG_init(void)
 {
@@ -472,4 +500,5 @@ _PG_init(void)
 	fc_register_checkpointer();
 	fc_register_planner_gate();
 	fc_register_call_hooks();
+	fc_check_worker_slots();
 }

@@ -114,6 +114,7 @@ fc_new_storage_capacity(Relation rel, const RelFileNode *newrnode)
 	{
 		Relation	old = table_open(source, NoLock);	/* the rewrite locked it */
 
+		fc_gate_wait(old);		/* its longest row may not be back yet */
 		old_tbl = fc_table_for_rel(old);
 		if (fc_alter_table_running)
 			capacity = Max(capacity, old_tbl->layout.image_capacity);
@@ -246,10 +247,12 @@ fc_copy_storage(FcTable *src, FcTable *dst, Oid relid)
 void
 fc_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 {
-	FcTable    *src = fc_table_for_rel(rel);
+	FcTable    *src;
 	FcTable    *dst;
 	bool		is_temp = rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP;
 
+	fc_gate_wait(rel);			/* all of its rows, not what recovery has so far */
+	src = fc_table_for_rel(rel);
 	fc_create_files(newrnode, rel->rd_rel->relpersistence);
 	dst = fc_table_create_new(newrnode, rel, src->layout.image_capacity);
 	fc_pending_drop_add(newrnode, false, is_temp);
@@ -538,6 +541,7 @@ fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	uint64		nslots;
 	bool	   *done = NULL;
 
+	fc_gate_wait(OldTable);		/* all of its rows, not what recovery has so far */
 	memset(&st, 0, sizeof(st));
 	st.old_rel = OldTable;
 	st.new_rel = NewTable;

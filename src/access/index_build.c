@@ -33,11 +33,11 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 						  IndexBuildCallback callback, void *callback_state,
 						  TableScanDesc scan)
 {
-	FcTable    *tbl = fc_table_for_rel(table_rel);
+	FcTable    *tbl;
 	GlobalVisState *vistest = GlobalVisTestFor(table_rel);
-	EState	   *estate = CreateExecutorState();
-	ExprContext *econtext = GetPerTupleExprContext(estate);
-	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	EState	   *estate;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
 	ExprState  *predicate;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
@@ -46,6 +46,16 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 	uint64		next,
 				end;
 
+	/*
+	 * Not from a table recovery is still filling: a CREATE INDEX let
+	 * through after its lock wait (fc_gate_wait_quietly) would miss rows.
+	 * Recovery's own index rebuild does not wait.
+	 */
+	fc_gate_wait(table_rel);
+	tbl = fc_table_for_rel(table_rel);
+	estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(estate);
+	slot = table_slot_create(table_rel, NULL);
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
 

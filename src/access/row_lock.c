@@ -616,41 +616,51 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			bool		moved;
 			bool		traversed = conflict.traversed;
 			ItemPointerData next;
-			bool		forgive = false;
-			TransactionId scan_xmin = InvalidTransactionId;
+			FcVisible	scan_v;
+			bool		follow_read = false;
 			TransactionId live_xmin = hdr->xmin;
+
+			/*
+			 * A newer version than the snapshot's, committed: the executor
+			 * re-evaluates its statement on it (EvalPlanQual), unless this
+			 * command locked it already.
+			 */
+			bool		recheck = traversed && follow &&
+				!fc_locked_already(rel, slotno, live_xmin, cid);
 
 			fc_add_row_lock(hdr, mode);
 
 			/*
-			 * The executor goes on with the latest version (EvalPlanQual):
-			 * what its scan read of this row, through the snapshot, is
-			 * thrown away.  A registered call's read set forgets it.
+			 * A registered call's read set follows the recheck to the
+			 * version locked.  Without one, the executor goes on with the
+			 * version its scan read, even if a newer one committed since
+			 * the check above (KEY SHARE does not wait for an in-place
+			 * updater), so the scan's read is the one that counts.
 			 */
-			if (follow && unlikely(fc_read_set_active) && snapshot != NULL &&
+			if (recheck && unlikely(fc_read_set_active) && snapshot != NULL &&
 				IsMVCCSnapshot(snapshot) &&
-				fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v))
-			{
-				forgive = true;
-				scan_xmin = v.xmin;
-			}
+				fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &scan_v))
+				follow_read = true;
 
 			/*
 			 * Hand back the latest version, except where a transaction
 			 * snapshot locked a version older than the latest (KEY SHARE
 			 * over a non-key update): then the one it sees, as heap does.
 			 */
-			if ((!latest && snapshot != NULL && IsMVCCSnapshot(snapshot) &&
-				 fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v)) ||
-				fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
+			if (!latest && snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+				fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v))
 				fc_store_version(slot, rel, slotno, &v);
+			else if (fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
+			{
+				fc_store_version(slot, rel, slotno, &v);
+				if (follow_read)
+					fc_read_follow_row(tbl, slotno, hdr, scan_v.xmin, &v);
+			}
 			moved = mode == LockTupleKeyShare && (hdr->flags & FC_XMAX_UPDATED) &&
 				fc_xmax_live(hdr) && ItemPointerIsValid(&hdr->next_tid) &&
 				!ItemPointerIndicatesMovedPartitions(&hdr->next_tid);
 			next = hdr->next_tid;
 			LWLockRelease(lock);
-			if (forgive)
-				fc_read_forgive_row(tbl, slotno, scan_xmin);
 
 			if (moved)
 			{
@@ -678,7 +688,7 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 					break;
 				}
 			}
-			if (traversed && follow && !fc_locked_already(rel, slotno, live_xmin, cid))
+			if (recheck)
 				tmfd->traversed = true;
 			fc_remember_locked(rel, slotno, live_xmin, cid);
 			if (!tbl->is_temp)

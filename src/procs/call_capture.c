@@ -562,6 +562,8 @@ fc_executor_start(QueryDesc *qd, int eflags)
 
 		if (reason != FC_FALLBACK_NONE)
 			fc_call_taint(reason);
+		else
+			fc_read_statement_start(qd, fc_plan_epq_exact(qd->plannedstmt));
 		nested_check = true;
 	}
 
@@ -644,6 +646,7 @@ fc_executor_finish(QueryDesc *qd)
 static void
 fc_executor_end(QueryDesc *qd)
 {
+	fc_read_statement_end(qd);
 	if (fc_call.query == qd && fc_call.state == FC_CALL_RUNNING)
 	{
 		fc_call_set_state(FC_CALL_DONE);

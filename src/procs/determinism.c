@@ -1100,6 +1100,34 @@ fc_plan_single_row(PlannedStmt *pstmt)
 	return result;
 }
 
+/*
+ * Is re-checking this statement on a row's newer version (EvalPlanQual,
+ * after waiting for its updater) the same as running it afresh, as call
+ * replay does?  Only when the row is all it reads at that level: a join's
+ * other rows are taken as the scan first read them (the planner marks
+ * those relations REFERENCE or COPY), and with two locked relations the
+ * pair the recheck keeps need not be the pair a fresh run finds.
+ */
+bool
+fc_plan_epq_exact(PlannedStmt *pstmt)
+{
+	ListCell   *lc;
+	Index		locked = 0;
+
+	foreach(lc, pstmt->rowMarks)
+	{
+		PlanRowMark *rc = lfirst_node(PlanRowMark, lc);
+
+		if (!RowMarkRequiresRowShareLock(rc->markType))
+			return false;
+		/* an inheritance parent's children share its rowmarkId */
+		if (locked != 0 && rc->rowmarkId != locked)
+			return false;
+		locked = rc->rowmarkId;
+	}
+	return true;
+}
+
 /* A whole-table read of a replayable query goes into the call's read set. */
 static void
 fc_plan_note_read(Oid relid)

@@ -111,6 +111,7 @@ extern bool fc_function_replayable(Oid funcid);
 extern bool fc_expr_replayable(Node *node);
 extern FcFallback fc_plan_replayable(PlannedStmt *pstmt);
 extern bool fc_plan_single_row(PlannedStmt *pstmt);
+extern bool fc_plan_epq_exact(PlannedStmt *pstmt);
 
 extern void fc_install_plpgsql_plugin(void);
 extern bool fc_plpgsql_plugin_installed(void);

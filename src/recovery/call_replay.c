@@ -123,7 +123,14 @@ typedef struct FcSerialState
 	EState	   *estate;
 	uint64		phase;
 	FcTableCache cache;
+	uint64		next_entry;		/* the record after the one replayed now */
 } FcSerialState;
+
+/*
+ * How many records past a call that must clear dead slots (and so rebuild
+ * indexes) are looked through for other dead slots calls will be given.
+ */
+#define FC_SERIAL_LOOKAHEAD 16384
 
 static void fc_serial_fail(FcSerialState *st, const char *fmt,...) pg_attribute_printf(2, 3);
 
@@ -431,6 +438,68 @@ fc_serial_rebuild_tables(FcSerialState *st, bool all_stale)
 }
 
 /*
+ * Clear a dead row or an emptied slot for a call that was given it, as
+ * VACUUM had; its table's indexes then need a rebuild.  False if there
+ * was nothing to clear.
+ */
+static bool
+fc_serial_clear_slot(FcSerialState *st, FcTable *tbl, FcSlotHeader *hdr)
+{
+	FcSerialTable *t;
+
+	if (!(hdr->flags & FC_SLOT_STALE) &&
+		!((hdr->flags & FC_SLOT_USED) && fc_slot_is_dead(hdr)))
+		return false;
+	t = fc_serial_table(st, tbl);
+	fc_undo_detach_chain(hdr);
+	hdr->flags = 0;
+	t->stale = t->needs_rebuild = true;
+	return true;
+}
+
+/*
+ * Before a rebuild: clear the slots the calls of the next records were
+ * given that are dead already, so that one rebuild serves them all.  A
+ * dead row is invisible to every later call, and a slot without a row is
+ * passed over by their index scans; what they write there is indexed after
+ * this rebuild.
+ */
+static void
+fc_serial_clear_ahead(FcSerialState *st)
+{
+	const FcSerialShared *shared = st->shared;
+	uint64		end = Min(shared->nentries, st->next_entry + FC_SERIAL_LOOKAHEAD);
+	FcLogReader *reader;
+
+	if (st->next_entry >= end)
+		return;
+	reader = fc_log_reader_open(shared->entries[st->next_entry].lsn);
+	for (uint64 i = st->next_entry; i < end; i++)
+	{
+		const fc_log_header *rec;
+		fc_log_call_view view;
+
+		fc_log_reader_seek(reader, shared->entries[i].lsn);
+		rec = fc_log_reader_next(reader);
+		fc_log_reader_release(reader);
+		if (rec == NULL || rec->lsn != shared->entries[i].lsn)
+			break;				/* the replay itself will say so */
+		if (rec->kind != FC_REC_CALL || !fc_log_call_parse(rec, &view))
+			continue;
+		for (int k = 0; k < rec->nentries; k++)
+		{
+			const fc_log_call_slot *h = &view.slots[k];
+			FcTable    *tbl = fc_table_lookup_cached(&st->cache, MyDatabaseId,
+													 h->spcid, h->relnode);
+
+			if (tbl != NULL && h->slotno < fc_table_nslots(tbl))
+				(void) fc_serial_clear_slot(st, tbl, fc_slot_header(tbl, h->slotno));
+		}
+	}
+	fc_log_reader_close(reader);
+}
+
+/*
  * Make the slots the call was given ready for it, as VACUUM had made them
  * for the call: a dead row or an emptied slot there is cleared, and its
  * table's stale index entries rebuilt away before the call runs.
@@ -439,6 +508,8 @@ static bool
 fc_serial_prepare_slots(FcSerialState *st, const fc_log_header *rec,
 						const fc_log_call_view *view)
 {
+	bool		cleared = false;
+
 	for (int i = 0; i < rec->nentries; i++)
 	{
 		const fc_log_call_slot *h = &view->slots[i];
@@ -459,15 +530,11 @@ fc_serial_prepare_slots(FcSerialState *st, const fc_log_header *rec,
 						   (unsigned long long) rec->lsn, h->slotno, h->relnode);
 			return false;
 		}
-		if (hdr->flags & (FC_SLOT_USED | FC_SLOT_STALE))
-		{
-			FcSerialTable *t = fc_serial_table(st, tbl);
-
-			fc_undo_detach_chain(hdr);
-			hdr->flags = 0;
-			t->stale = t->needs_rebuild = true;
-		}
+		if (fc_serial_clear_slot(st, tbl, hdr))
+			cleared = true;
 	}
+	if (cleared)
+		fc_serial_clear_ahead(st);
 	fc_serial_rebuild_tables(st, false);
 	return true;
 }
@@ -799,6 +866,7 @@ fc_serial_run(FcSerialState *st)
 						   rec == NULL ? "no valid record" : psprintf("a record at %llu", (unsigned long long) rec->lsn));
 			break;
 		}
+		st->next_entry = i + 1;
 		if (rec->kind == FC_REC_CALL)
 		{
 			if (!fc_serial_call(st, rec))

@@ -18,7 +18,8 @@
  *   balance, another session updates it, write the balance read minus 10)
  *   unless the executor threw the value away: an UPDATE, DELETE or FOR
  *   UPDATE that finds a newer version re-evaluates the statement on it
- *   (EvalPlanQual), and fc_read_forgive_row drops the scan's read then.
+ *   (EvalPlanQual), and fc_read_follow_row swaps the scan's read for one
+ *   of the version locked then, where that recheck is a fresh run.
  * - tables: scans and index probes that found nothing may miss rows, so
  *   any transaction that wrote the table since counts.  Writers count
  *   themselves in the table's write_count at commit, before their CSN and
@@ -35,6 +36,7 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "nodes/pg_list.h"
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -72,6 +74,13 @@ typedef struct FcWriteKey
 
 bool		fc_read_set_active = false;
 
+/*
+ * The call's statements now running whose recheck of a newer row version
+ * is not a fresh run (fc_plan_epq_exact): while one runs, no read is
+ * forgiven.
+ */
+static List *fc_epq_inexact = NIL;
+
 static FcRowRead *fc_rows = NULL;
 static int	fc_nrows = 0;
 static int	fc_rows_cap = 0;
@@ -95,6 +104,8 @@ fc_read_set_begin(void)
 {
 	fc_nrows = 0;
 	fc_ntables = 0;
+	list_free(fc_epq_inexact);
+	fc_epq_inexact = NIL;
 	fc_read_set_active = true;
 }
 
@@ -104,6 +115,8 @@ fc_read_set_reset(void)
 	fc_read_set_active = false;
 	fc_nrows = 0;
 	fc_ntables = 0;
+	list_free(fc_epq_inexact);
+	fc_epq_inexact = NIL;
 	if (fc_rows_cap > 8192)
 	{
 		pfree(fc_rows);
@@ -153,16 +166,40 @@ fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
 	r->suspect = suspect;
 }
 
+/* A statement of the call starts; see fc_plan_epq_exact. */
+void
+fc_read_statement_start(const void *stmt, bool epq_exact)
+{
+	MemoryContext old;
+
+	if (!fc_read_set_active || epq_exact)
+		return;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	fc_epq_inexact = lappend(fc_epq_inexact, (void *) stmt);
+	MemoryContextSwitchTo(old);
+}
+
+/* (A statement that fails never ends: the set only grows more careful.) */
+void
+fc_read_statement_end(const void *stmt)
+{
+	if (fc_epq_inexact != NIL)
+		fc_epq_inexact = list_delete_ptr(fc_epq_inexact, (void *) stmt);
+}
+
 /*
- * The executor re-evaluates its statement on a newer version of this row
- * than its scan returned (EvalPlanQual): one read of the version the scan
- * saw, the scan's, no longer matters.  Any other read of that version was
- * of the same value, and still counts.
+ * A lock found a newer version of the row than the statement's scan read
+ * (version scan_xmin), and the executor re-evaluates the statement on it
+ * (EvalPlanQual): the scan's read of the older version no longer matters,
+ * the read of the version locked does.  Only where that recheck is what
+ * a fresh run of the statement would do; otherwise the older read stays,
+ * and the call is logged by its rows.  Slot latch held.
  */
 void
-fc_read_forgive_row(FcTable *tbl, uint64 slotno, TransactionId scan_xmin)
+fc_read_follow_row(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
+				   TransactionId scan_xmin, const FcVisible *locked)
 {
-	if (!fc_read_set_active)
+	if (!fc_read_set_active || fc_epq_inexact != NIL)
 		return;
 	for (int i = fc_nrows - 1; i >= 0; i--)
 	{
@@ -172,9 +209,10 @@ fc_read_forgive_row(FcTable *tbl, uint64 slotno, TransactionId scan_xmin)
 			r->slotno == slotno && r->read_xmin == scan_xmin)
 		{
 			fc_rows[i] = fc_rows[--fc_nrows];
-			return;
+			break;
 		}
 	}
+	fc_read_note_row_slow(tbl, slotno, hdr, locked, NULL);
 }
 
 /* Where a read of the table starts: what it may have seen of its writes. */

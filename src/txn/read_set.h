@@ -27,8 +27,10 @@ extern void fc_read_set_reset(void);
 extern void fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
 								  const FcVisible *v, Snapshot snapshot);
 
-extern void fc_read_forgive_row(FcTable *tbl, uint64 slotno,
-								TransactionId scan_xmin);
+extern void fc_read_statement_start(const void *stmt, bool epq_exact);
+extern void fc_read_statement_end(const void *stmt);
+extern void fc_read_follow_row(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
+							   TransactionId scan_xmin, const FcVisible *locked);
 
 /* The reader may have missed rows: every change to the table matters. */
 typedef struct FcTableReadMark

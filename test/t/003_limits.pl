@@ -1,5 +1,6 @@
 # Limits and setup errors: CREATE EXTENSION without the library preloaded,
-# and a full arena -- a clear error naming the table, the limit and the
+# a server start with no background worker slot left for recovery, and a
+# full arena -- a clear error naming the table, the limit and the
 # setting; the server stays up, committed rows are untouched, and memory
 # freed by DELETE + VACUUM is used again; pg_fastckpt.max_tables holds.
 use strict;
@@ -20,6 +21,33 @@ isnt($rc, 0, 'CREATE EXTENSION fails without shared_preload_libraries');
 like($err, qr/must be loaded via shared_preload_libraries/, 'the error says why');
 like($err, qr/shared_preload_libraries = 'pg_fastckpt'/, 'the hint says exactly what to add');
 $plain->stop;
+
+# ... nor with no background worker slot left for startup recovery (it
+# would wait for one forever, the tables closed); one slot is enough
+for my $slots (4, 5)
+{
+	my $few = fastckpt_init_node("workers_$slots", "max_worker_processes = $slots\n");
+	my $started = $few->start(fail_ok => 1);
+	if ($slots == 4)
+	{
+		ok(!$started, 'the server refuses to start with max_worker_processes = 4');
+		like(slurp_file($few->logfile),
+			qr/max_worker_processes \(4\) leaves no background worker slot for pg_fastckpt's startup recovery.*\n.*DETAIL:  4 slots are taken.*\n.*HINT:  Set max_worker_processes to at least 5 and restart the server/,
+			'the log says why, and the setting that fixes it');
+		next;
+	}
+	ok($started, 'with max_worker_processes = 5 the server starts');
+	$few->safe_psql('postgres', q{
+		CREATE EXTENSION pg_fastckpt;
+		CREATE TABLE one (id int PRIMARY KEY) USING fastckpt;
+		INSERT INTO one SELECT generate_series(1, 10)});
+	crash_postmaster($few);
+	$few->start;
+	wait_for_tables_open($few);
+	is($few->safe_psql('postgres', 'SELECT count(*) FROM one WHERE id > 0'), '10',
+		'recovery with the one free slot rebuilt the index and opened the table');
+	$few->stop;
+}
 
 # 2. a full arena (the smallest allowed: 16 MB)
 my $node = fastckpt_node('memory_full', "pg_fastckpt.memory_limit = '16MB'\n");

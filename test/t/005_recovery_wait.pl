@@ -2,8 +2,9 @@
 # opens the tables, a query on a fastckpt table waits up to
 # pg_fastckpt.recovery_wait_timeout and then fails with a clear "recovery in
 # progress" error; one that waits long enough sees every row, never an
-# empty or partial table.  pg_fastckpt.test_recovery_delay holds recovery
-# open for a known time so that the race is certain, not likely.
+# empty or partial table, nor builds an index of one.
+# pg_fastckpt.test_recovery_delay holds recovery open for a known time so
+# that the race is certain, not likely.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -153,6 +154,40 @@ is($node->safe_psql('postgres', q{SELECT v FROM late WHERE id = 1}), '2',
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'doomed'}),
 	'0', 'the table is dropped');
 $node->safe_psql('postgres', q{ROLLBACK PREPARED 'holds_late'});
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'none'
+});
+
+# CREATE INDEX while recovery is still loading the table: its wait before
+# it takes its lock ends quietly at the timeout, and the build must not
+# then read the table half loaded (the index would miss rows for good,
+# recovery's rebuild never seeing it): it fails, saying why.
+$node->safe_psql('postgres', q{
+CREATE TABLE ci (id int PRIMARY KEY, v int) USING fastckpt;
+INSERT INTO ci SELECT g, g FROM generate_series(1, 1000) g;
+SELECT fastckpt_checkpoint();
+INSERT INTO ci SELECT g, g FROM generate_series(1001, 2000) g;
+});
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'load'
+pg_fastckpt.test_checkpoint_pause_ms = 8000
+});
+$log_offset = -s $node->logfile;
+crash_postmaster($node);
+$node->start;
+$node->wait_for_log(qr/test pause at checkpoint point "load"/, $log_offset);
+my ($ret, $out, $err) = $node->psql('postgres',
+	q{SET pg_fastckpt.recovery_wait_timeout = '1s'; CREATE INDEX ci_v ON ci (v)});
+isnt($ret, 0, 'CREATE INDEX while recovery loads the table fails once its wait times out');
+like($err, qr/fastckpt table "ci" is not available yet: recovery in progress/,
+	'... saying that recovery is in progress');
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'ci_v'}),
+	'0', 'no index is left of it');
+$node->safe_psql('postgres', 'CREATE INDEX ci_v ON ci (v)');
+is($node->safe_psql('postgres', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) FROM ci WHERE v BETWEEN 1 AND 2000}),
+	'2000', 'built once the table is open, the index has every row');
 $node->append_conf('postgresql.conf', q{
 pg_fastckpt.test_checkpoint_pause = 'none'
 });
