@@ -805,6 +805,8 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 {
 	if (fc_statement_may_lock_strongly(pstmt->utilityStmt))
 		fc_gate_wait_quietly();
+	if (IsA(pstmt->utilityStmt, LockStmt))
+		fc_gate_check_lock(((LockStmt *) pstmt->utilityStmt)->relations);
 	if (fc_catalog_watch_statement(pstmt->utilityStmt))
 	{
 		/* its changes commit inside it: watched until it returns */

@@ -12,6 +12,7 @@
 #include "access/parallel.h"
 #include "access/tableam.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "nodes/nodeFuncs.h"
@@ -48,6 +49,8 @@ typedef struct FcGate
 } FcGate;
 
 static FcGate *fc_gate = NULL;
+
+static bool fc_rel_is_fastckpt(Oid relid);
 bool		fc_in_recovery_worker = false;
 
 Size
@@ -279,6 +282,29 @@ fc_gate_wait_quietly(void)
 	if (fc_gate_needs_no_wait() || RecoveryInProgress())
 		return;
 	(void) fc_gate_await(&waited);
+}
+
+/*
+ * LOCK TABLE of a fastckpt table, once its quiet wait is over: not while
+ * recovery still runs, for an idle transaction holding the lock would
+ * keep recovery's index rebuild, and so every table, waiting as long as
+ * it lasts.
+ */
+void
+fc_gate_check_lock(List *relations)
+{
+	ListCell   *lc;
+
+	if (fc_gate_needs_no_wait() || RecoveryInProgress())
+		return;
+	foreach(lc, relations)
+	{
+		RangeVar   *rv = lfirst_node(RangeVar, lc);
+		Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+		if (OidIsValid(relid) && fc_rel_is_fastckpt(relid))
+			fc_gate_wait_for(psprintf("fastckpt table \"%s\"", rv->relname));
+	}
 }
 
 void

@@ -161,7 +161,8 @@ pg_fastckpt.test_checkpoint_pause = 'none'
 # CREATE INDEX while recovery is still loading the table: its wait before
 # it takes its lock ends quietly at the timeout, and the build must not
 # then read the table half loaded (the index would miss rows for good,
-# recovery's rebuild never seeing it): it fails, saying why.
+# recovery's rebuild never seeing it): it fails, saying why.  So does
+# LOCK TABLE.
 $node->safe_psql('postgres', q{
 CREATE TABLE ci (id int PRIMARY KEY, v int) USING fastckpt;
 INSERT INTO ci SELECT g, g FROM generate_series(1, 1000) g;
@@ -179,6 +180,13 @@ $node->wait_for_log(qr/test pause at checkpoint point "load"/, $log_offset);
 my ($ret, $out, $err) = $node->psql('postgres',
 	q{SET pg_fastckpt.recovery_wait_timeout = '1s'; CREATE INDEX ci_v ON ci (v)});
 isnt($ret, 0, 'CREATE INDEX while recovery loads the table fails once its wait times out');
+like($err, qr/fastckpt table "ci" is not available yet: recovery in progress/,
+	'... saying that recovery is in progress');
+# nor may a LOCK TABLE hold the table (and recovery's index rebuild, which
+# locks it) for as long as its transaction lasts
+($ret, $out, $err) = $node->psql('postgres',
+	q{SET pg_fastckpt.recovery_wait_timeout = '1s'; BEGIN; LOCK TABLE ci IN ACCESS EXCLUSIVE MODE; SELECT 'locked'});
+unlike($out, qr/locked/, 'LOCK TABLE while recovery loads the table fails once its wait times out');
 like($err, qr/fastckpt table "ci" is not available yet: recovery in progress/,
 	'... saying that recovery is in progress');
 wait_for_tables_open($node);
