@@ -49,9 +49,9 @@ typedef struct FcGate
 } FcGate;
 
 static FcGate *fc_gate = NULL;
+bool		fc_in_recovery_worker = false;
 
 static bool fc_rel_is_fastckpt(Oid relid);
-bool		fc_in_recovery_worker = false;
 
 Size
 fc_gate_shmem_size(void)

@@ -76,8 +76,8 @@ bool		fc_read_set_active = false;
 
 /*
  * The call's statements now running whose recheck of a newer row version
- * is not a fresh run (fc_plan_epq_exact): while one runs, no read is
- * forgiven.
+ * is not a fresh run (fc_plan_epq_exact): while one runs, no read follows
+ * a row to its newer version.
  */
 static List *fc_epq_inexact = NIL;
 
