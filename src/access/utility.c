@@ -803,10 +803,10 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 				   QueryEnvironment *queryEnv, DestReceiver *dest,
 				   QueryCompletion *qc)
 {
-	if (fc_statement_may_lock_strongly(pstmt->utilityStmt))
+	bool		strong = fc_statement_may_lock_strongly(pstmt->utilityStmt);
+
+	if (strong)
 		fc_gate_wait_quietly();
-	if (IsA(pstmt->utilityStmt, LockStmt))
-		fc_gate_check_lock(((LockStmt *) pstmt->utilityStmt)->relations);
 	if (fc_catalog_watch_statement(pstmt->utilityStmt))
 	{
 		/* its changes commit inside it: watched until it returns */
@@ -826,6 +826,8 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 	else
 		fc_process_utility_watched(pstmt, queryString, readOnlyTree, context,
 								   params, queryEnv, dest, qc);
+	if (strong)
+		fc_gate_check_held_locks();
 }
 
 static bool

@@ -12,7 +12,7 @@
 #include "access/parallel.h"
 #include "access/tableam.h"
 #include "access/xlog.h"
-#include "catalog/namespace.h"
+#include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "nodes/nodeFuncs.h"
@@ -22,9 +22,11 @@
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/timestamp.h"
@@ -285,25 +287,64 @@ fc_gate_wait_quietly(void)
 }
 
 /*
- * LOCK TABLE of a fastckpt table, once its quiet wait is over: not while
- * recovery still runs, for an idle transaction holding the lock would
- * keep recovery's index rebuild, and so every table, waiting as long as
- * it lasts.
+ * Would recovery wait for this lock: its index rebuild reads a table under
+ * AccessShareLock and writes its indexes under RowExclusiveLock, its call
+ * replay writes tables under RowExclusiveLock, so ShareLock or stronger on
+ * a fastckpt table or one of its indexes.  A relation this transaction
+ * dropped is no longer in the catalogs: a fastckpt one if it dropped one.
+ */
+static bool
+fc_lock_stalls_recovery(const LockInstanceData *lock)
+{
+	LOCKMASK	weak = LOCKBIT_ON(AccessShareLock) | LOCKBIT_ON(RowShareLock) |
+		LOCKBIT_ON(RowExclusiveLock) | LOCKBIT_ON(ShareUpdateExclusiveLock);
+	Oid			relid = lock->locktag.locktag_field2;
+	char		relkind;
+
+	if (lock->pid != MyProcPid ||
+		lock->locktag.locktag_type != LOCKTAG_RELATION ||
+		lock->locktag.locktag_field1 != MyDatabaseId ||
+		(lock->holdMask & ~weak) == 0)
+		return false;
+	relkind = get_rel_relkind(relid);
+	if (relkind == '\0')
+		return fc_pending_drops_exist();
+	if (relkind == RELKIND_INDEX)
+		relid = IndexGetRelation(relid, true);
+	return OidIsValid(relid) && fc_rel_is_fastckpt(relid);
+}
+
+/*
+ * After a statement that may lock strongly (LOCK, ALTER, DROP, CREATE
+ * TRIGGER ...), if recovery still runs, its quiet wait having timed out:
+ * a lock recovery would wait for must not stay held, for an idle
+ * transaction would then keep every fastckpt table closed as long as it
+ * lasts.  The statement fails as a query does at the closed gate.
  */
 void
-fc_gate_check_lock(List *relations)
+fc_gate_check_held_locks(void)
 {
-	ListCell   *lc;
+	LockData   *data;
 
 	if (fc_gate_needs_no_wait() || RecoveryInProgress())
 		return;
-	foreach(lc, relations)
+	data = GetLockStatusData();
+	for (int i = 0; i < data->nelements; i++)
 	{
-		RangeVar   *rv = lfirst_node(RangeVar, lc);
-		Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+		Oid			relid = data->locks[i].locktag.locktag_field2;
+		char	   *name;
 
-		if (OidIsValid(relid) && fc_rel_is_fastckpt(relid))
-			fc_gate_wait_for(psprintf("fastckpt table \"%s\"", rv->relname));
+		if (!fc_lock_stalls_recovery(&data->locks[i]))
+			continue;
+		name = get_rel_name(relid);
+		ereport(ERROR,
+				(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+				 name != NULL ?
+				 errmsg("fastckpt table \"%s\" is not available yet: recovery in progress", name) :
+				 errmsg("a fastckpt table dropped in this transaction is not available yet: recovery in progress"),
+				 errdetail("The statement took a lock on relation %u that pg_fastckpt startup recovery needs before it can finish, "
+						   "and recovery ran longer than pg_fastckpt.recovery_wait_timeout.", relid),
+				 errhint("Retry shortly; progress is in the server log and in fastckpt_stat_recovery.")));
 	}
 }
 

@@ -168,6 +168,11 @@ CREATE TABLE ci (id int PRIMARY KEY, v int) USING fastckpt;
 INSERT INTO ci SELECT g, g FROM generate_series(1, 1000) g;
 SELECT fastckpt_checkpoint();
 INSERT INTO ci SELECT g, g FROM generate_series(1001, 2000) g;
+CREATE TABLE ci_gone (id int) USING fastckpt;
+CREATE TABLE ci_parent (id int) PARTITION BY RANGE (id);
+CREATE TABLE ci_part PARTITION OF ci_parent FOR VALUES FROM (0) TO (100) USING fastckpt;
+CREATE TABLE ci_heap (id int);
+CREATE FUNCTION ci_trigger() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
 });
 $node->append_conf('postgresql.conf', q{
 pg_fastckpt.test_checkpoint_pause = 'load'
@@ -189,7 +194,31 @@ like($err, qr/fastckpt table "ci" is not available yet: recovery in progress/,
 unlike($out, qr/locked/, 'LOCK TABLE while recovery loads the table fails once its wait times out');
 like($err, qr/fastckpt table "ci" is not available yet: recovery in progress/,
 	'... saying that recovery is in progress');
+# so may no other statement that leaves its transaction holding a lock
+# recovery needs; DDL of heap tables goes ahead
+my %held = (
+	'ALTER TABLE ... ADD COLUMN' => [ 'ALTER TABLE ci ADD COLUMN w int', qr/fastckpt table "ci"/ ],
+	'CREATE TRIGGER' => [ 'CREATE TRIGGER ci_t BEFORE INSERT ON ci FOR EACH ROW EXECUTE FUNCTION ci_trigger()',
+		qr/fastckpt table "ci"/ ],
+	'DROP TABLE' => [ 'DROP TABLE ci_gone', qr/fastckpt table dropped in this transaction/ ],
+	'LOCK TABLE of a partitioned table' => [ 'LOCK TABLE ci_parent', qr/fastckpt table "ci_part"/ ]);
+for my $what (sort keys %held)
+{
+	($ret, $out, $err) = $node->psql('postgres',
+		qq{SET pg_fastckpt.recovery_wait_timeout = '200ms'; BEGIN; $held{$what}[0]; SELECT 'went ahead'});
+	unlike($out, qr/went ahead/, "$what in a transaction while recovery loads the table fails");
+	like($err, qr/$held{$what}[1].* not available yet: recovery in progress/,
+		'... saying that recovery is in progress');
+}
+($ret, $out, $err) = $node->psql('postgres',
+	q{SET pg_fastckpt.recovery_wait_timeout = '200ms'; BEGIN; ALTER TABLE ci_heap ADD COLUMN w int; SELECT 'went ahead'; COMMIT});
+like($out, qr/went ahead/, 'ALTER TABLE of a heap table meanwhile goes ahead');
+is($node->safe_psql('postgres', q{SELECT tables_open FROM fastckpt_stat_recovery}), 'f',
+	'... and recovery was still running');
 wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_attribute WHERE attrelid = 'ci'::regclass AND attname = 'w'}),
+	'0', 'the refused ALTER TABLE left no column');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM ci_gone}), '0', 'nor dropped the table');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_class WHERE relname = 'ci_v'}),
 	'0', 'no index is left of it');
 $node->safe_psql('postgres', 'CREATE INDEX ci_v ON ci (v)');
