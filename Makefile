@@ -61,6 +61,7 @@ OBJS = \
 	src/procs/catalog_watch.o \
 	src/procs/call_capture.o \
 	src/procs/determinism.o \
+	src/procs/folded_queries.o \
 	src/procs/helpers.o \
 	src/monitor/stats.o
 

@@ -604,3 +604,48 @@ SELECT count(*) AS left_registered FROM fastckpt_procedures WHERE routine IS NOT
 DELETE FROM fastckpt_procedure_registry;
 REVOKE USAGE ON SCHEMA public FROM pr_other;
 DROP ROLE pr_other;
+
+-- a function labelled IMMUTABLE that reads a table: planning folds its
+-- result into the plan, and a cached plan keeps it while the table
+-- changes, where replay plans afresh.  Once planning in a session has run
+-- such a query, that session's calls fall back, until DISCARD PLANS.
+\c
+CREATE TABLE pr_cfg (k int PRIMARY KEY, v int) USING fastckpt;
+CREATE TABLE pr_counts (k int PRIMARY KEY, n int) USING fastckpt;
+INSERT INTO pr_cfg VALUES (1, 1);
+INSERT INTO pr_counts VALUES (1, 0), (2, 0);
+CREATE FUNCTION pr_cfg_get() RETURNS int
+LANGUAGE sql IMMUTABLE AS 'SELECT v FROM pr_cfg WHERE k = 1';
+CREATE FUNCTION pr_use_cfg() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_counts SET n = n + pr_cfg_get() WHERE k = 1;
+END $$;
+CREATE FUNCTION pr_count() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_counts SET n = n + 1 WHERE k = 2;
+END $$;
+SELECT fastckpt_register_procedure('pr_use_cfg()');
+SELECT fastckpt_register_procedure('pr_count()');
+SELECT pr_count();
+SELECT pr_use_cfg();
+SELECT pr_use_cfg();
+SELECT pr_use_cfg();
+SELECT pr_use_cfg();
+SELECT pr_use_cfg();
+SELECT pr_use_cfg();
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures ORDER BY routine::text;
+-- any call of the session: the plan it runs may be one of those
+SELECT pr_count();
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine = 'pr_count()'::regprocedure;
+DISCARD PLANS;
+SELECT pr_count();
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine = 'pr_count()'::regprocedure;
+SELECT * FROM pr_counts ORDER BY k;
+DROP TABLE pr_cfg, pr_counts;
+DROP FUNCTION pr_cfg_get, pr_use_cfg, pr_count;
+DELETE FROM fastckpt_procedure_registry;

@@ -497,6 +497,8 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (!fc_capture_args(args, params))
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);
+	if (fc_plans_hold_query_results())
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
 /* Is this top-level query `SELECT f(args)` of a registered f? */
@@ -550,6 +552,9 @@ fc_executor_start(QueryDesc *qd, int eflags)
 	bool		nested_check = false;
 
 	fc_plan_settings_note();
+	fc_folding_note_query(qd);
+	if (fc_call_active && fc_plans_hold_query_results())
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
 	else if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
@@ -748,6 +753,7 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 	fc_nesting -= depth;
 	if (is_call && fc_call.state == FC_CALL_RUNNING)
 		fc_call_set_state(FC_CALL_DONE);
+	fc_folding_after_utility(stmt);
 }
 
 /*
@@ -935,6 +941,7 @@ fc_register_call_hooks(void)
 	ExecutorEnd_hook = fc_executor_end;
 	prev_process_utility = ProcessUtility_hook;
 	ProcessUtility_hook = fc_process_utility;
+	fc_register_folding_hooks();
 	fc_procs_register_callbacks();
 	fc_install_plpgsql_plugin();
 }

@@ -12,6 +12,7 @@
 
 #include "postgres.h"
 
+#include "executor/execdesc.h"
 #include "nodes/plannodes.h"
 #include "utils/timestamp.h"
 
@@ -112,6 +113,12 @@ extern bool fc_expr_replayable(Node *node);
 extern FcFallback fc_plan_replayable(PlannedStmt *pstmt);
 extern bool fc_plan_single_row(PlannedStmt *pstmt);
 extern bool fc_plan_epq_exact(PlannedStmt *pstmt);
+
+/* folded_queries.c */
+extern void fc_register_folding_hooks(void);
+extern void fc_folding_note_query(QueryDesc *qd);
+extern bool fc_plans_hold_query_results(void);
+extern void fc_folding_after_utility(Node *stmt);
 
 extern void fc_install_plpgsql_plugin(void);
 extern bool fc_plpgsql_plugin_installed(void);
