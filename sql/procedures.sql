@@ -646,6 +646,37 @@ SELECT pr_count();
 SELECT routine, calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine = 'pr_count()'::regprocedure;
 SELECT * FROM pr_counts ORDER BY k;
-DROP TABLE pr_cfg, pr_counts;
-DROP FUNCTION pr_cfg_get, pr_use_cfg, pr_count;
+
+-- a volatile registered routine called once per row: what it returns (and
+-- writes) depends on the rows before, which come in the plan's order
+CREATE TABLE pr_rows (k int PRIMARY KEY, n int) USING fastckpt;
+INSERT INTO pr_rows SELECT g, 0 FROM generate_series(1, 3) g;
+CREATE FUNCTION pr_next() RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+	r int;
+BEGIN
+	UPDATE pr_counts SET n = n + 1 WHERE k = 2 RETURNING n INTO r;
+	RETURN r;
+END $$;
+CREATE FUNCTION pr_number_from(p_k int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_rows SET n = pr_next() WHERE k >= p_k;
+END $$;
+CREATE FUNCTION pr_number_one(p_k int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_rows SET n = pr_next() WHERE k = p_k;
+END $$;
+SELECT fastckpt_register_procedure('pr_next()');
+SELECT fastckpt_register_procedure('pr_number_from(int)');
+SELECT fastckpt_register_procedure('pr_number_one(int)');
+SELECT pr_number_from(1);
+SELECT pr_number_one(2);
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine::text LIKE 'pr_number%' ORDER BY routine::text;
+SELECT * FROM pr_rows ORDER BY k;
+DROP TABLE pr_cfg, pr_counts, pr_rows;
+DROP FUNCTION pr_cfg_get, pr_use_cfg, pr_count, pr_next, pr_number_from, pr_number_one;
 DELETE FROM fastckpt_procedure_registry;

@@ -106,15 +106,23 @@ fc_function_replayable(Oid funcid)
 }
 
 /*
- * With a plan check as context, note fastckpt_random(): its values go to
- * rows in the order the plan makes them (fc_plan_check).
+ * With a plan check as context, note a function whose result depends on
+ * its calls before: fastckpt_random(), and a volatile registered routine,
+ * which may write, or read what the statement calling it has written so
+ * far.  Called once per row, they hand their results to rows in the order
+ * the plan makes them (fc_plan_check).
  */
 static bool
 fc_function_not_replayable(Oid funcid, void *context)
 {
-	if (context != NULL && funcid == fc_helper_oid("fastckpt_random"))
+	if (!fc_function_replayable(funcid))
+		return true;
+	if (context != NULL &&
+		(funcid == fc_helper_oid("fastckpt_random") ||
+		 (func_volatile(funcid) == PROVOLATILE_VOLATILE &&
+		  fc_proc_is_registered(funcid, NULL))))
 		*(bool *) context = true;
-	return !fc_function_replayable(funcid);
+	return false;
 }
 
 /*
@@ -387,7 +395,7 @@ fc_limit_first_value(Limit *limit)
 typedef struct FcPlanCheck
 {
 	PlannedStmt *pstmt;
-	bool		uses_random;	/* fastckpt_random() somewhere */
+	bool		order_dependent;	/* fc_function_not_replayable */
 	FcFallback	reason;
 	List	   *table_reads;	/* OIDs of tables read whole by index scans */
 } FcPlanCheck;
@@ -408,7 +416,7 @@ fc_index_scan_read(FcPlanCheck *check, Index scanrelid, Oid indexid, List *index
 static bool
 fc_exprs_bad(FcPlanCheck *check, List *exprs)
 {
-	if (fc_expr_walker((Node *) exprs, &check->uses_random))
+	if (fc_expr_walker((Node *) exprs, &check->order_dependent))
 	{
 		check->reason = FC_FALLBACK_NONDETERMINISTIC;
 		return true;
@@ -442,7 +450,7 @@ fc_domain_checks_bad(FcPlanCheck *check, Oid typid)
 		DomainConstraintState *con = (DomainConstraintState *) lfirst(lc);
 
 		if (con->constrainttype == DOM_CONSTRAINT_CHECK &&
-			fc_expr_walker((Node *) con->check_expr, &check->uses_random))
+			fc_expr_walker((Node *) con->check_expr, &check->order_dependent))
 			bad = true;
 	}
 	MemoryContextDelete(refctx);
@@ -473,7 +481,7 @@ fc_stored_checks_bad(FcPlanCheck *check, Oid relid)
 		desc = RelationGetDescr(rel);
 		for (int i = 0; !bad && desc->constr != NULL && i < desc->constr->num_check; i++)
 			bad = fc_expr_walker(stringToNode(desc->constr->check[i].ccbin),
-								 &check->uses_random);
+								 &check->order_dependent);
 		for (int i = 0; !bad && i < desc->natts; i++)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -979,8 +987,8 @@ fc_plan_check(FcPlanCheck *check)
 		fc_plan_walk(check, pstmt->planTree) ||
 		fc_plans_walk(check, pstmt->subplans))
 		return check->reason != FC_FALLBACK_NONE ? check->reason : FC_FALLBACK_NONDETERMINISTIC;
-	/* fastckpt_random() hands out its values in the plan's row order */
-	if (check->uses_random && !fc_plan_one_row(pstmt, pstmt->planTree))
+	/* fastckpt_random() or a registered routine, in the plan's row order */
+	if (check->order_dependent && !fc_plan_one_row(pstmt, pstmt->planTree))
 		return FC_FALLBACK_NONDETERMINISTIC;
 	return FC_FALLBACK_NONE;
 }
@@ -1160,7 +1168,7 @@ fc_plan_replayable(PlannedStmt *pstmt)
 	}
 
 	check.pstmt = pstmt;
-	check.uses_random = false;
+	check.order_dependent = false;
 	check.reason = FC_FALLBACK_NONE;
 	check.table_reads = NIL;
 	reason = fc_plan_check(&check);
