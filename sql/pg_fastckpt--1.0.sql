@@ -97,6 +97,7 @@ CREATE FUNCTION fastckpt_stat_recovery_internal(
 	OUT load_seconds double precision,
 	OUT calls_replayed bigint,
 	OUT call_replay_seconds double precision,
+	OUT calls_mismatched bigint,
 	OUT error text)
 RETURNS record
 AS 'MODULE_PATHNAME'

@@ -44,6 +44,7 @@ double		fc_checkpoint_delta_ratio = 0.25;
 int			fc_checkpoint_policy = FC_POLICY_FIXED;
 int			fc_recovery_workers = 2;
 int			fc_min_parallel_replay_mb = 128;
+bool		fc_recovery_accept_call_mismatch = false;
 double		fc_adaptive_lower_bound_mb = 64;
 double		fc_adaptive_upper_bound_mb = 1024;
 double		fc_adaptive_low_watermark = 0.20;
@@ -250,6 +251,16 @@ fc_define_checkpoint_settings(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_fastckpt.recovery_accept_call_mismatch",
+							 "Lets startup recovery go on past a logged call that it cannot repeat exactly.",
+							 "Emergency use only: the replayed call's writes stand, or the call is skipped if it fails, "
+							 "with a warning for each; a checkpoint then makes the result final. Off, such a call keeps the fastckpt tables closed.",
+							 &fc_recovery_accept_call_mismatch,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_fastckpt.min_parallel_replay_size",
 							"Log to replay at startup below which one process applies all of it.",

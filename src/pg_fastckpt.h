@@ -24,6 +24,7 @@ extern int	fc_test_recovery_delay_ms;
 extern int	fc_test_replay_claim_pause_ms;
 extern int	fc_recovery_workers;
 extern int	fc_min_parallel_replay_mb;
+extern bool fc_recovery_accept_call_mismatch;
 
 /* shared-memory sizing and setup, one pair per subsystem */
 extern Size fc_arena_shmem_size(void);

@@ -242,8 +242,8 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	FcRecoveryStats stats;
-	Datum		values[27];
-	bool		nulls[27] = {0};
+	Datum		values[28];
+	bool		nulls[28] = {0};
 
 	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_recovery");
 	fc_recovery_stats_get(&stats);
@@ -277,8 +277,9 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 	values[23] = Float8GetDatum(stats.load_seconds);
 	values[24] = Int64GetDatum(stats.calls_replayed);
 	values[25] = Float8GetDatum(stats.call_replay_seconds);
-	values[26] = CStringGetTextDatum(stats.error);
-	nulls[26] = (stats.error[0] == '\0');
+	values[26] = Int64GetDatum(stats.calls_mismatched);
+	values[27] = CStringGetTextDatum(stats.error);
+	nulls[27] = (stats.error[0] == '\0');
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

@@ -174,6 +174,29 @@ fc_serial_fail(FcSerialState *st, const char *fmt,...)
 	st->shared->failed = true;
 }
 
+/*
+ * A call could not be repeated exactly.  Recovery stops there, unless
+ * pg_fastckpt.recovery_accept_call_mismatch says to go on: then a warning
+ * says what happened instead (outcome), and startup takes a checkpoint
+ * that makes it final.  True to go on.
+ */
+static bool
+fc_serial_mismatch(FcSerialState *st, const char *outcome, const char *msg)
+{
+	if (!fc_recovery_accept_call_mismatch)
+	{
+		fc_serial_fail(st, "%s", msg);
+		return false;
+	}
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("pg_fastckpt: %s", msg),
+			 errdetail("%s", outcome),
+			 errhint("pg_fastckpt.recovery_accept_call_mismatch is on; turn it off once a checkpoint has been taken.")));
+	st->shared->result.calls_mismatched++;
+	return true;
+}
+
 static FcSerialTable *
 fc_serial_table(FcSerialState *st, FcTable *tbl)
 {
@@ -502,9 +525,10 @@ fc_serial_clear_ahead(FcSerialState *st)
 /*
  * Make the slots the call was given ready for it, as VACUUM had made them
  * for the call: a dead row or an emptied slot there is cleared, and its
- * table's stale index entries rebuilt away before the call runs.
+ * table's stale index entries rebuilt away before the call runs.  NULL, or
+ * why the call cannot have them.
  */
-static bool
+static char *
 fc_serial_prepare_slots(FcSerialState *st, const fc_log_header *rec,
 						const fc_log_call_view *view)
 {
@@ -517,26 +541,20 @@ fc_serial_prepare_slots(FcSerialState *st, const fc_log_header *rec,
 		FcSlotHeader *hdr;
 
 		if (tbl == NULL)
-		{
-			fc_serial_fail(st, "the call logged at %llu inserted into storage %u, which does not exist at replay",
-						   (unsigned long long) rec->lsn, h->relnode);
-			return false;
-		}
+			return psprintf("the call logged at %llu inserted into storage %u, which does not exist at replay",
+							(unsigned long long) rec->lsn, h->relnode);
 		fc_slot_claim(tbl, h->slotno, tbl->relid);
 		hdr = fc_slot_header(tbl, h->slotno);
 		if ((hdr->flags & FC_SLOT_USED) && !fc_slot_is_dead(hdr))
-		{
-			fc_serial_fail(st, "the call logged at %llu was given slot " UINT64_FORMAT " of storage %u, which holds a live row at replay",
-						   (unsigned long long) rec->lsn, h->slotno, h->relnode);
-			return false;
-		}
+			return psprintf("the call logged at %llu was given slot " UINT64_FORMAT " of storage %u, which holds a live row at replay",
+							(unsigned long long) rec->lsn, h->slotno, h->relnode);
 		if (fc_serial_clear_slot(st, tbl, hdr))
 			cleared = true;
 	}
 	if (cleared)
 		fc_serial_clear_ahead(st);
 	fc_serial_rebuild_tables(st, false);
-	return true;
+	return NULL;
 }
 
 /* Turn the logged arguments back into constants. */
@@ -736,22 +754,26 @@ fc_routine_label(Oid funcid)
 	return label;
 }
 
-/* Replay one CALL record; false if it could not be repeated exactly. */
+/*
+ * Replay one CALL record; false if recovery stops, for it could not be
+ * repeated exactly (fc_serial_mismatch).
+ */
 static bool
 fc_serial_call(FcSerialState *st, const fc_log_header *rec)
 {
 	fc_log_call_view view;
 	Oid			save_userid;
 	int			save_sec;
-	bool		ok = true;
+	char	   *problem;
 
 	if (!fc_log_call_parse(rec, &view))
 	{
 		fc_serial_fail(st, "the CALL record at %llu is malformed", (unsigned long long) rec->lsn);
 		return false;
 	}
-	if (!fc_serial_prepare_slots(st, rec, &view))
-		return false;
+	problem = fc_serial_prepare_slots(st, rec, &view);
+	if (problem != NULL)
+		return fc_serial_mismatch(st, "The call is skipped.", problem);
 	fc_serial_batch_end(st);
 
 	fc_hints = view.slots;
@@ -790,30 +812,27 @@ fc_serial_call(FcSerialState *st, const fc_log_header *rec)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		fc_serial_fail(st, "replaying the call of routine %s logged at %llu (CSN %llu) failed: %s",
-					   fc_routine_label(view.call->funcid), (unsigned long long) rec->lsn,
-					   (unsigned long long) rec->csn, edata->message);
+		problem = psprintf("replaying the call of routine %s logged at %llu (CSN %llu) failed: %s",
+						   fc_routine_label(view.call->funcid), (unsigned long long) rec->lsn,
+						   (unsigned long long) rec->csn, edata->message);
 		FreeErrorData(edata);
-		ok = false;
 	}
 	PG_END_TRY();
 	fc_replaying_call = false;
 	fc_hints = NULL;
 	fc_nhints = 0;
 	fc_helpers_replay_end();
-	if (!ok)
-		return false;
+	if (problem != NULL)
+		return fc_serial_mismatch(st, "The call is skipped: its transaction was rolled back.", problem);
 
-	if (fc_replayed_digest != view.call->digest || fc_replayed_nwritten != view.call->nwritten)
-	{
-		fc_serial_fail(st, "the call of routine %s logged at %llu (CSN %llu) wrote something else at replay (%u rows, digest %016llx; logged: %u rows, digest %016llx)",
-					   fc_routine_label(view.call->funcid), (unsigned long long) rec->lsn,
-					   (unsigned long long) rec->csn, fc_replayed_nwritten,
-					   (unsigned long long) fc_replayed_digest, view.call->nwritten,
-					   (unsigned long long) view.call->digest);
-		return false;
-	}
 	st->shared->result.calls++;
+	if (fc_replayed_digest != view.call->digest || fc_replayed_nwritten != view.call->nwritten)
+		return fc_serial_mismatch(st, "The replayed call's writes stand.",
+								  psprintf("the call of routine %s logged at %llu (CSN %llu) wrote something else at replay (%u rows, digest %016llx; logged: %u rows, digest %016llx)",
+										   fc_routine_label(view.call->funcid), (unsigned long long) rec->lsn,
+										   (unsigned long long) rec->csn, fc_replayed_nwritten,
+										   (unsigned long long) fc_replayed_digest, view.call->nwritten,
+										   (unsigned long long) view.call->digest));
 	return true;
 }
 

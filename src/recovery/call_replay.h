@@ -28,6 +28,7 @@ extern uint64 fc_call_replay_slot(FcTable *tbl);
 typedef struct FcSerialResult
 {
 	uint64		calls;
+	uint64		calls_mismatched;	/* not repeated exactly, yet accepted */
 	uint64		values_records;
 	uint64		rows;
 	uint64		index_rebuilds;

@@ -377,10 +377,11 @@ fc_recovery_stats_add(int databases, int tables, int indexes, int workers)
 }
 
 void
-fc_recovery_stats_add_calls(int64 calls, double seconds)
+fc_recovery_stats_add_calls(int64 calls, int64 mismatched, double seconds)
 {
 	SpinLockAcquire(&fc_gate->stats_lock);
 	fc_gate->stats.calls_replayed += calls;
+	fc_gate->stats.calls_mismatched += mismatched;
 	fc_gate->stats.call_replay_seconds += seconds;
 	SpinLockRelease(&fc_gate->stats_lock);
 }

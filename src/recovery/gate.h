@@ -41,6 +41,7 @@ typedef struct FcRecoveryStats
 	/* calls replayed in commit order */
 	int64		calls_replayed;
 	double		call_replay_seconds;
+	int64		calls_mismatched;	/* accepted: recovery_accept_call_mismatch */
 	char		error[256];		/* why the tables stay closed, if they do */
 } FcRecoveryStats;
 
@@ -60,7 +61,8 @@ extern void fc_recovery_stats_finish(double index_rebuild_seconds,
 extern void fc_recovery_stats_set_load(int64 seq, int64 csn, bool fallback,
 									   int workers, int64 bytes, int64 rows,
 									   int64 deltas, double seconds);
-extern void fc_recovery_stats_add_calls(int64 calls, double seconds);
+extern void fc_recovery_stats_add_calls(int64 calls, int64 mismatched,
+										double seconds);
 extern void fc_gate_fail(const char *reason);
 extern bool fc_gate_failed(char *reason, size_t len);
 extern void fc_gate_register_recovery_process(void);

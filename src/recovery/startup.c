@@ -327,7 +327,15 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 			}
 			return false;
 		}
-		fc_recovery_stats_add_calls(result.calls, result.seconds);
+		fc_recovery_stats_add_calls(result.calls, result.calls_mismatched, result.seconds);
+		if (result.calls_mismatched > 0)
+		{
+			/* the checkpoint writer takes it once it starts */
+			ereport(LOG,
+					(errmsg("pg_fastckpt: database %u: %llu calls were not repeated exactly and were accepted (pg_fastckpt.recovery_accept_call_mismatch); a checkpoint makes that final",
+							db->dbid, (unsigned long long) result.calls_mismatched)));
+			fc_ckpt_request(false);
+		}
 		ereport(LOG,
 				(errmsg("pg_fastckpt: database %u: %llu calls and %llu row-image records replayed in commit order in %.3f s (%llu rows, %llu index rebuilds)",
 						db->dbid, (unsigned long long) result.calls,

@@ -916,6 +916,67 @@ my ($rebuilds) = slurp_file($node->logfile, $log_offset) =~
 ok(defined $rebuilds && $rebuilds <= 2,
 	'300 calls given freed slots were replayed with ' . ($rebuilds // 'no') . ' index rebuilds');
 
+# 15. The way out when a call cannot be repeated: an edit of pg_proc,
+# which pg_fastckpt does not watch, changes what one call writes and makes
+# another fail.  Recovery keeps the tables closed; with
+# recovery_accept_call_mismatch it goes on, keeps the first call's new
+# writes, skips the second, and a checkpoint makes that final.
+$node->safe_psql('postgres', q{
+CREATE TABLE app.mm (id int PRIMARY KEY, v int NOT NULL) USING fastckpt;
+INSERT INTO app.mm VALUES (1, 0), (2, 0);
+CREATE FUNCTION app.step() RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 1';
+CREATE FUNCTION app.divisor() RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 1';
+CREATE FUNCTION app.add_step(p int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE app.mm SET v = v + app.step() WHERE id = p;
+END $$;
+CREATE FUNCTION app.add_ratio(p int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE app.mm SET v = v + 10 / app.divisor() WHERE id = p;
+END $$;
+SELECT fastckpt_register_procedure('app.add_step(int)');
+SELECT fastckpt_register_procedure('app.add_ratio(int)');
+SELECT fastckpt_checkpoint();
+});
+$node->safe_psql('postgres', "SELECT app.add_step(1);\nSELECT app.add_ratio(2);\nSELECT app.add_step(1);");
+is($node->safe_psql('postgres', q{
+	SELECT sum(call_records) FROM fastckpt_procedures
+	 WHERE routine IN ('app.add_step(int)'::regprocedure, 'app.add_ratio(int)'::regprocedure)}),
+	'3', 'the three calls are CALL records');
+is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM app.mm'),
+	'2,10', 'before the crash');
+$node->safe_psql('postgres', q{
+UPDATE pg_proc SET prosrc = 'SELECT 5' WHERE oid = 'app.step()'::regprocedure;
+UPDATE pg_proc SET prosrc = 'SELECT 0' WHERE oid = 'app.divisor()'::regprocedure;
+});
+ok(crash_postmaster($node, 1), 'kill -9 with calls that replay otherwise in the log');
+$node->start;
+$node->poll_query_until('postgres', q{SELECT error IS NOT NULL FROM fastckpt_stat_recovery})
+  or die 'recovery neither failed nor finished';
+like($node->safe_psql('postgres', 'SELECT error FROM fastckpt_stat_recovery'),
+	qr/routine app\.add_step\(integer\) .* wrote something else at replay/,
+	'without the setting, recovery stops at the first call that writes otherwise');
+$node->append_conf('postgresql.conf', "pg_fastckpt.recovery_accept_call_mismatch = on\n");
+$log_offset = -s $node->logfile;
+$node->restart;
+wait_for_tables_open($node);
+my $log = slurp_file($node->logfile, $log_offset);
+like($log, qr/WARNING:  pg_fastckpt: the call of routine app\.add_step\(integer\) .* wrote something else at replay.*\n.*DETAIL:  The replayed call's writes stand\./,
+	'with it, a warning names the call that wrote otherwise');
+like($log, qr/WARNING:  pg_fastckpt: replaying the call of routine app\.add_ratio\(integer\) .* failed: division by zero\n.*DETAIL:  The call is skipped/,
+	'... and the call that failed');
+is($node->safe_psql('postgres', 'SELECT calls_mismatched FROM fastckpt_stat_recovery'), '3',
+	'fastckpt_stat_recovery counts the three');
+is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM app.mm'),
+	'10,0', 'the tables open with what replay wrote');
+$node->poll_query_until('postgres', 'SELECT checkpoints > 0 FROM fastckpt_stat_checkpointer')
+  or die 'no checkpoint after the accepted calls';
+$node->append_conf('postgresql.conf', "pg_fastckpt.recovery_accept_call_mismatch = off\n");
+$node->reload;
+crash_and_compare('crash once that checkpoint is taken, the setting off again');
+is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM app.mm'),
+	'10,0', 'the accepted result stays');
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 
