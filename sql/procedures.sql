@@ -677,6 +677,35 @@ SELECT pr_number_one(2);
 SELECT routine, calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine::text LIKE 'pr_number%' ORDER BY routine::text;
 SELECT * FROM pr_rows ORDER BY k;
+
+-- arguments: an anonymous record (ROW(...) as record or anyelement) has a
+-- row type only this session knows, which replay could not read; a value
+-- of a named row type is fine
+CREATE FUNCTION pr_take_record(r record) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_rows SET n = n + 1 WHERE k = 1;
+END $$;
+CREATE FUNCTION pr_take_any(r anyelement) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_rows SET n = n + 1 WHERE k = 1;
+END $$;
+CREATE FUNCTION pr_take_typed(r pr_rows) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_rows SET n = n + r.n WHERE k = r.k;
+END $$;
+SELECT fastckpt_register_procedure('pr_take_record(record)');
+SELECT fastckpt_register_procedure('pr_take_any(anyelement)');
+SELECT fastckpt_register_procedure('pr_take_typed(pr_rows)');
+SELECT pr_take_record(ROW(1, 'x'::text));
+SELECT pr_take_any(ROW(1, 'x'::text));
+SELECT pr_take_any(7);
+SELECT pr_take_typed(ROW(1, 1)::pr_rows);
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine::text LIKE 'pr_take%' ORDER BY routine::text;
+DROP FUNCTION pr_cfg_get, pr_use_cfg, pr_count, pr_next, pr_number_from, pr_number_one,
+	pr_take_record, pr_take_any, pr_take_typed;
 DROP TABLE pr_cfg, pr_counts, pr_rows;
-DROP FUNCTION pr_cfg_get, pr_use_cfg, pr_count, pr_next, pr_number_from, pr_number_one;
 DELETE FROM fastckpt_procedure_registry;

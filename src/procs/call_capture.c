@@ -172,6 +172,23 @@ fc_args_append(Datum value, bool isnull, Oid type)
 }
 
 /*
+ * Is a value of this type the same value in another session?  Not an
+ * anonymous record (ROW(...) passed as record or anyelement), nor an array
+ * of them: its row type is registered in the session that built it, under
+ * a number that means another row type, or none, in replay's.
+ */
+static bool
+fc_arg_type_portable(Oid type)
+{
+	Oid			base = getBaseType(type);
+	Oid			elem = get_element_type(base);
+
+	if (base == RECORDOID)
+		return false;
+	return !OidIsValid(elem) || getBaseType(elem) != RECORDOID;
+}
+
+/*
  * Evaluate and keep the argument values.  Only constants, parameters and
  * immutable expressions of them: anything else could have effects of its
  * own, or give another value at replay.
@@ -187,7 +204,8 @@ fc_capture_args(List *args, ParamListInfo params)
 	{
 		Node	   *arg = (Node *) lfirst(lc);
 
-		if (contain_mutable_functions(arg) || contain_subplans(arg))
+		if (contain_mutable_functions(arg) || contain_subplans(arg) ||
+			!fc_arg_type_portable(exprType(arg)))
 			return false;
 	}
 	if (list_length(args) > FUNC_MAX_ARGS)

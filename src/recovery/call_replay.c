@@ -572,6 +572,11 @@ fc_serial_call_args(const fc_log_call_view *view)
 		bool		isnull;
 		Datum		value;
 
+		/* never logged since such calls fall back; an older log may hold one */
+		if (type == RECORDOID || type == RECORDARRAYOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("argument %d is an anonymous record, which replay cannot read", i + 1)));
 		get_typlenbyval(type, &typlen, &typbyval);
 		value = datumRestore(&pos, &isnull);
 		args = lappend(args, makeConst(type, -1, view->args[i].collation, typlen,
