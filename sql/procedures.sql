@@ -705,7 +705,101 @@ SELECT pr_take_any(7);
 SELECT pr_take_typed(ROW(1, 1)::pr_rows);
 SELECT routine, calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine::text LIKE 'pr_take%' ORDER BY routine::text;
+
+-- a cursor the client opened before the call was planned, and maybe read
+-- from, outside it, and does not exist at replay; one the call opens is fine
+CREATE FUNCTION pr_fetch(c refcursor) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	v int;
+BEGIN
+	FETCH c INTO v;
+	UPDATE pr_rows SET n = v WHERE k = 3;
+END $$;
+CREATE FUNCTION pr_fetch_own() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor;
+	v int;
+BEGIN
+	OPEN c FOR SELECT n FROM pr_rows WHERE k = 1;
+	FETCH c INTO v;
+	CLOSE c;
+	UPDATE pr_rows SET n = v WHERE k = 3;
+END $$;
+SELECT fastckpt_register_procedure('pr_fetch(refcursor)');
+SELECT fastckpt_register_procedure('pr_fetch_own()');
+BEGIN;
+DECLARE pr_cur CURSOR FOR SELECT n FROM pr_rows WHERE k = 2;
+SELECT pr_fetch('pr_cur');
+COMMIT;
+SELECT pr_fetch_own();
+
+-- a domain's CHECK that reads the clock runs where a value is cast to the
+-- domain, or stored into a variable of it, not only into a table
+CREATE DOMAIN pr_recent AS timestamptz CHECK (VALUE > now() - interval '1 day');
+CREATE FUNCTION pr_cast_recent(t timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM t::pr_recent;
+	UPDATE pr_rows SET n = n + 1 WHERE k = 1;
+END $$;
+CREATE FUNCTION pr_store_recent(t timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	x pr_recent;
+BEGIN
+	x := t;
+	UPDATE pr_rows SET n = n + 1 WHERE k = 1;
+END $$;
+SELECT fastckpt_register_procedure('pr_cast_recent(timestamptz)');
+SELECT fastckpt_register_procedure('pr_store_recent(timestamptz)');
+SELECT pr_cast_recent('2100-01-01');
+SELECT pr_store_recent('2100-01-01');
+
+-- a date or time input function reads the clock for 'now', 'today' ...:
+-- storing such text into a variable falls back, a fixed date does not
+CREATE FUNCTION pr_store_now() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	x timestamptz := 'now';
+BEGIN
+	UPDATE pr_rows SET n = n + (x > '2000-01-01')::int WHERE k = 1;
+END $$;
+CREATE FUNCTION pr_store_fixed() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	x timestamptz := '2020-01-01';
+BEGIN
+	UPDATE pr_rows SET n = n + (x > '2000-01-01')::int WHERE k = 1;
+END $$;
+SELECT fastckpt_register_procedure('pr_store_now()');
+SELECT fastckpt_register_procedure('pr_store_fixed()');
+SELECT pr_store_now();
+SELECT pr_store_fixed();
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures
+ WHERE routine::text ~ '^pr_(fetch|cast|store)' ORDER BY routine::text;
+
+-- and a literal of a routine's query is read once, as the query is
+-- parsed, and then kept in its plan: the session's calls fall back until
+-- DISCARD PLANS
+CREATE FUNCTION pr_literal_now() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE pr_rows SET n = n + 1 WHERE k = 1 AND 'now'::timestamptz > '2000-01-01';
+END $$;
+SELECT fastckpt_register_procedure('pr_literal_now()');
+SELECT pr_literal_now();
+SELECT pr_count();
+DISCARD PLANS;
+SELECT pr_count();
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures
+ WHERE routine::text ~ '^pr_(literal_now|count)' ORDER BY routine::text;
 DROP FUNCTION pr_cfg_get, pr_use_cfg, pr_count, pr_next, pr_number_from, pr_number_one,
-	pr_take_record, pr_take_any, pr_take_typed;
+	pr_take_record, pr_take_any, pr_take_typed, pr_fetch, pr_fetch_own, pr_cast_recent,
+	pr_store_recent, pr_store_now, pr_store_fixed, pr_literal_now;
+DROP DOMAIN pr_recent;
 DROP TABLE pr_cfg, pr_counts, pr_rows;
 DELETE FROM fastckpt_procedure_registry;

@@ -120,6 +120,13 @@ fc_call_set_state(FcCallState state)
 	fc_call_finished = (state == FC_CALL_DONE);
 }
 
+/* Is a statement running that a routine (or another statement) started? */
+bool
+fc_statement_nested(void)
+{
+	return fc_nesting > 0;
+}
+
 void
 fc_call_taint(FcFallback reason)
 {
@@ -505,6 +512,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 	fc_call.role = GetUserId();
 	fc_call.txn_time = GetCurrentTransactionStartTimestamp();
 	fc_helpers_begin_call();
+	fc_plpgsql_call_begin();
 	fc_read_set_begin();
 
 	if (fc_write_set_size() > 0 || fc_pending_changes_exist())
@@ -515,7 +523,7 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (!fc_capture_args(args, params))
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);
-	if (fc_plans_hold_query_results())
+	if (fc_plans_hold_folded_values())
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
@@ -571,7 +579,7 @@ fc_executor_start(QueryDesc *qd, int eflags)
 
 	fc_plan_settings_note();
 	fc_folding_note_query(qd);
-	if (fc_call_active && fc_plans_hold_query_results())
+	if (fc_call_active && fc_plans_hold_folded_values())
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */

@@ -42,6 +42,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "plpgsql.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
@@ -201,6 +202,8 @@ fc_aggregate_order_insensitive(Aggref *agg)
 	return false;
 }
 
+static bool fc_domain_checks_bad(Oid typid, void *context);
+
 static bool
 fc_expr_walker(Node *node, void *context)
 {
@@ -234,9 +237,43 @@ fc_expr_walker(Node *node, void *context)
 	}
 	if (IsA(node, NextValueExpr))
 		return true;
+	if (IsA(node, CoerceToDomain) &&
+		fc_domain_checks_bad(((CoerceToDomain *) node)->resulttype, context))
+		return true;
 	if (IsA(node, Query))
 		return true;			/* sublinks are planned as SubPlans */
 	return expression_tree_walker(node, fc_expr_walker, context);
+}
+
+/*
+ * A domain's CHECK constraints (its base domains' included) run when a
+ * value is coerced to it or stored, outside what the expression or plan
+ * shows.  Context as fc_expr_walker's.
+ */
+static bool
+fc_domain_checks_bad(Oid typid, void *context)
+{
+	DomainConstraintRef ref;
+	MemoryContext refctx;
+	ListCell   *lc;
+	bool		bad = false;
+
+	if (get_typtype(typid) != TYPTYPE_DOMAIN)
+		return false;
+	/* the reference lives on this stack: release it before returning */
+	refctx = AllocSetContextCreate(CurrentMemoryContext, "fastckpt domain checks",
+								   ALLOCSET_SMALL_SIZES);
+	InitDomainConstraintRef(typid, &ref, refctx, false);
+	foreach(lc, ref.constraints)
+	{
+		DomainConstraintState *con = (DomainConstraintState *) lfirst(lc);
+
+		if (con->constrainttype == DOM_CONSTRAINT_CHECK &&
+			fc_expr_walker((Node *) con->check_expr, context))
+			bad = true;
+	}
+	MemoryContextDelete(refctx);
+	return bad;
 }
 
 /* Can this expression be evaluated again at replay with the same result? */
@@ -428,36 +465,6 @@ static bool fc_plan_walk(FcPlanCheck *check, Plan *plan);
 static bool fc_plan_one_row(PlannedStmt *pstmt, Plan *plan);
 
 /*
- * A domain's CHECK constraints (its base domains' included) run when a
- * value is stored, outside the plan.
- */
-static bool
-fc_domain_checks_bad(FcPlanCheck *check, Oid typid)
-{
-	DomainConstraintRef ref;
-	MemoryContext refctx;
-	ListCell   *lc;
-	bool		bad = false;
-
-	if (get_typtype(typid) != TYPTYPE_DOMAIN)
-		return false;
-	/* the reference lives on this stack: release it before returning */
-	refctx = AllocSetContextCreate(CurrentMemoryContext, "fastckpt domain checks",
-								   ALLOCSET_SMALL_SIZES);
-	InitDomainConstraintRef(typid, &ref, refctx, false);
-	foreach(lc, ref.constraints)
-	{
-		DomainConstraintState *con = (DomainConstraintState *) lfirst(lc);
-
-		if (con->constrainttype == DOM_CONSTRAINT_CHECK &&
-			fc_expr_walker((Node *) con->check_expr, &check->order_dependent))
-			bad = true;
-	}
-	MemoryContextDelete(refctx);
-	return bad;
-}
-
-/*
  * The table's CHECK constraints and its columns' domain checks run when a
  * row is stored, outside the plan: now() in one of them may pass at the
  * call and fail at replay.  A partitioned table's rows go to its
@@ -486,7 +493,7 @@ fc_stored_checks_bad(FcPlanCheck *check, Oid relid)
 		{
 			Form_pg_attribute att = TupleDescAttr(desc, i);
 
-			bad = !att->attisdropped && fc_domain_checks_bad(check, att->atttypid);
+			bad = !att->attisdropped && fc_domain_checks_bad(att->atttypid, &check->order_dependent);
 		}
 		RelationClose(rel);
 		if (bad)
@@ -1203,6 +1210,125 @@ fc_check_plexpr_list(List *exprs)
 		fc_check_plexpr((PLpgSQL_expr *) lfirst(lc));
 }
 
+/*
+ * Storing into a PL/pgSQL variable of a domain type, or of a composite or
+ * array type with one inside, runs the domain's checks: where they are not
+ * replayable, neither is the call.
+ */
+static bool
+fc_type_checks_bad(Oid typid)
+{
+	Oid			elem = get_element_type(typid);
+	TupleDesc	desc;
+	bool		bad = false;
+
+	if (OidIsValid(elem))
+		return fc_type_checks_bad(elem);
+	if (fc_domain_checks_bad(typid, NULL))
+		return true;
+	if (get_typtype(typid) != TYPTYPE_COMPOSITE)
+		return false;
+	desc = lookup_rowtype_tupdesc(typid, -1);
+	for (int i = 0; !bad && i < desc->natts; i++)
+		bad = !TupleDescAttr(desc, i)->attisdropped &&
+			fc_type_checks_bad(TupleDescAttr(desc, i)->atttypid);
+	ReleaseTupleDesc(desc);
+	return bad;
+}
+
+/*
+ * Storing a simple expression's text into a variable of a date or time
+ * type runs the type's input function, which reads the clock for 'now',
+ * 'today' ...: fine for a constant that names none.
+ */
+static void
+fc_check_plcast(PLpgSQL_expr *expr, PLpgSQL_datum *target)
+{
+	Oid			typid;
+	char		category;
+	bool		preferred;
+	Const	   *c;
+
+	if (expr == NULL || expr->expr_simple_expr == NULL ||
+		target->dtype != PLPGSQL_DTYPE_VAR)
+		return;
+	typid = ((PLpgSQL_var *) target)->datatype->typoid;
+	if (expr->expr_simple_type == typid || !fc_type_input_reads_clock(typid))
+		return;
+	get_type_category_preferred(getBaseType(expr->expr_simple_type), &category, &preferred);
+	if (category != TYPCATEGORY_STRING && category != TYPCATEGORY_UNKNOWN)
+		return;
+	c = (Const *) expr->expr_simple_expr;
+	if (IsA(c, Const) && (c->constisnull ||
+						  (c->consttype == TEXTOID &&
+						   !fc_text_names_clock(VARDATA_ANY(c->constvalue),
+												VARSIZE_ANY_EXHDR(c->constvalue)))))
+		return;
+	fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+/* A variable's declared default, and what storing into it checks. */
+static void
+fc_check_plvar(PLpgSQL_datum *datum)
+{
+	Oid			typid = InvalidOid;
+
+	if (datum->dtype == PLPGSQL_DTYPE_VAR)
+	{
+		PLpgSQL_var *var = (PLpgSQL_var *) datum;
+
+		fc_check_plexpr(var->default_val);
+		fc_check_plcast(var->default_val, datum);
+		if (var->datatype->typtype != TYPTYPE_BASE || var->datatype->typisarray)
+			typid = var->datatype->typoid;
+	}
+	else if (datum->dtype == PLPGSQL_DTYPE_REC)
+	{
+		fc_check_plexpr(((PLpgSQL_rec *) datum)->default_val);
+		if (((PLpgSQL_rec *) datum)->rectypeid != RECORDOID)
+			typid = ((PLpgSQL_rec *) datum)->rectypeid;
+	}
+	if (OidIsValid(typid) && fc_type_checks_bad(typid))
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+/*
+ * Cursors the call opened itself.  One opened before it (DECLARE by the
+ * client, a refcursor handed in) was planned, and maybe read from, outside
+ * the call, and does not exist at replay.
+ */
+static List *fc_call_portals = NIL;
+
+void
+fc_plpgsql_call_begin(void)
+{
+	list_free_deep(fc_call_portals);
+	fc_call_portals = NIL;
+}
+
+/* The portal name a cursor variable holds, or NULL. */
+static char *
+fc_plcursor_name(PLpgSQL_execstate *estate, int curvar)
+{
+	PLpgSQL_var *var = (PLpgSQL_var *) estate->datums[curvar];
+
+	return var->isnull ? NULL : TextDatumGetCString(var->value);
+}
+
+static void
+fc_check_plcursor(PLpgSQL_execstate *estate, int curvar)
+{
+	char	   *name = fc_plcursor_name(estate, curvar);
+	ListCell   *lc;
+
+	if (name == NULL)
+		return;					/* PL/pgSQL says it is null */
+	foreach(lc, fc_call_portals)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return;
+	fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
 static void
 fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 {
@@ -1218,18 +1344,27 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 
 				/* DECLARE x := ... is evaluated as the block starts */
 				for (int i = 0; i < block->n_initvars; i++)
+					fc_check_plvar(estate->datums[block->initvarnos[i]]);
+				/*
+				 * The routine's own block: every variable (parameters, OUT
+				 * parameters, those of inner blocks), and what it returns,
+				 * which PL/pgSQL casts to the result type
+				 */
+				if (block == estate->func->action)
 				{
-					PLpgSQL_datum *datum = estate->datums[block->initvarnos[i]];
-
-					if (datum->dtype == PLPGSQL_DTYPE_VAR)
-						fc_check_plexpr(((PLpgSQL_var *) datum)->default_val);
-					else if (datum->dtype == PLPGSQL_DTYPE_REC)
-						fc_check_plexpr(((PLpgSQL_rec *) datum)->default_val);
+					for (int i = 0; i < estate->ndatums; i++)
+						fc_check_plvar(estate->datums[i]);
+					if (estate->func->fn_rettype != VOIDOID &&
+						estate->func->fn_rettype != RECORDOID &&
+						fc_type_checks_bad(estate->func->fn_rettype))
+						fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 				}
 				break;
 			}
 		case PLPGSQL_STMT_ASSIGN:
 			fc_check_plexpr(((PLpgSQL_stmt_assign *) stmt)->expr);
+			fc_check_plcast(((PLpgSQL_stmt_assign *) stmt)->expr,
+							estate->datums[((PLpgSQL_stmt_assign *) stmt)->varno]);
 			break;
 		case PLPGSQL_STMT_IF:
 			fc_check_plexpr(((PLpgSQL_stmt_if *) stmt)->cond);
@@ -1295,11 +1430,30 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 			break;
 		case PLPGSQL_STMT_FETCH:
 			fc_check_plexpr(((PLpgSQL_stmt_fetch *) stmt)->expr);
+			fc_check_plcursor(estate, ((PLpgSQL_stmt_fetch *) stmt)->curvar);
+			break;
+		case PLPGSQL_STMT_CLOSE:
+			fc_check_plcursor(estate, ((PLpgSQL_stmt_close *) stmt)->curvar);
 			break;
 		default:
 			/* the rest run their queries through the executor */
 			break;
 	}
+}
+
+/* Once a statement ran: note the cursor an OPEN opened, then check. */
+static void
+fc_check_plstmt_end(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
+{
+	if (fc_call_active && !fc_call_tainted() && stmt->cmd_type == PLPGSQL_STMT_OPEN)
+	{
+		char	   *name = fc_plcursor_name(estate, ((PLpgSQL_stmt_open *) stmt)->curvar);
+
+		if (name != NULL)
+			fc_call_portals = lappend(fc_call_portals,
+									  MemoryContextStrdup(TopMemoryContext, name));
+	}
+	fc_check_plstmt(estate, stmt);
 }
 
 /*
@@ -1315,7 +1469,7 @@ fc_install_plpgsql_plugin(void)
 		return;
 	memset(&fc_plpgsql_plugin, 0, sizeof(fc_plpgsql_plugin));
 	fc_plpgsql_plugin.stmt_beg = fc_check_plstmt;
-	fc_plpgsql_plugin.stmt_end = fc_check_plstmt;
+	fc_plpgsql_plugin.stmt_end = fc_check_plstmt_end;
 	*fc_plpgsql_plugin_ptr = &fc_plpgsql_plugin;
 }
 

@@ -98,6 +98,7 @@ extern bool fc_call_finished;	/* one returned; its transaction goes on */
 extern void fc_register_call_hooks(void);
 extern void fc_call_taint(FcFallback reason);
 extern bool fc_call_tainted(void);
+extern bool fc_statement_nested(void);
 extern int	fc_call_verdict_at_commit(bool storage_changes);
 extern bool fc_call_catalog_unchanged(void);
 extern void fc_call_count(FcFallback verdict);
@@ -117,10 +118,13 @@ extern bool fc_plan_epq_exact(PlannedStmt *pstmt);
 /* folded_queries.c */
 extern void fc_register_folding_hooks(void);
 extern void fc_folding_note_query(QueryDesc *qd);
-extern bool fc_plans_hold_query_results(void);
+extern bool fc_plans_hold_folded_values(void);
 extern void fc_folding_after_utility(Node *stmt);
+extern bool fc_type_input_reads_clock(Oid typid);
+extern bool fc_text_names_clock(const char *text, int len);
 
 extern void fc_install_plpgsql_plugin(void);
+extern void fc_plpgsql_call_begin(void);
 extern bool fc_plpgsql_plugin_installed(void);
 
 /* helpers.c; fc_helper_oid is in registry.c, loaded with the registry */

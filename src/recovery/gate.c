@@ -26,6 +26,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -114,6 +115,17 @@ fc_gate_register_recovery_process(void)
 	 */
 	if (slot >= 0)
 		before_shmem_exit(fc_gate_forget_recovery_process, Int32GetDatum(slot));
+
+	/*
+	 * The connection took the database's and the server's settings; those
+	 * that would make recovery's writes or lock waits fail must not apply
+	 * (a read-only default that writers override, a lock_timeout).
+	 */
+	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* Is this a parallel worker of a recovery worker? */

@@ -977,6 +977,25 @@ crash_and_compare('crash once that checkpoint is taken, the setting off again');
 is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) FROM app.mm'),
 	'10,0', 'the accepted result stays');
 
+# 16. Recovery's processes do not take the database's settings that would
+# make its writes or lock waits fail: a read-only default that writers
+# turn off for themselves, a lock_timeout.
+$node->safe_psql('postgres', q{
+ALTER DATABASE postgres SET default_transaction_read_only = on;
+ALTER DATABASE postgres SET lock_timeout = '1ms';
+});
+$node->safe_psql('postgres', 'SET default_transaction_read_only = off; SELECT app.add_step(2)');
+is($node->safe_psql('postgres', q{
+	SELECT call_records FROM fastckpt_procedures WHERE routine = 'app.add_step(int)'::regprocedure}),
+	'1', 'a call made with default_transaction_read_only set off for the session');
+cmp_ok(crash_and_compare('crash with a read-only default on the database'), '>=', 1,
+	'... replays, as a write');
+$node->safe_psql('postgres', q{
+SET default_transaction_read_only = off;
+ALTER DATABASE postgres RESET default_transaction_read_only;
+ALTER DATABASE postgres RESET lock_timeout;
+});
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 
