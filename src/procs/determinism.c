@@ -1267,28 +1267,48 @@ fc_check_plcast(PLpgSQL_expr *expr, PLpgSQL_datum *target)
 	fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
-/* A variable's declared default, and what storing into it checks. */
+/* A variable's declared default, evaluated as its block starts. */
 static void
-fc_check_plvar(PLpgSQL_datum *datum)
+fc_check_pldefault(PLpgSQL_datum *datum)
 {
-	Oid			typid = InvalidOid;
-
 	if (datum->dtype == PLPGSQL_DTYPE_VAR)
 	{
-		PLpgSQL_var *var = (PLpgSQL_var *) datum;
-
-		fc_check_plexpr(var->default_val);
-		fc_check_plcast(var->default_val, datum);
-		if (var->datatype->typtype != TYPTYPE_BASE || var->datatype->typisarray)
-			typid = var->datatype->typoid;
+		fc_check_plexpr(((PLpgSQL_var *) datum)->default_val);
+		fc_check_plcast(((PLpgSQL_var *) datum)->default_val, datum);
 	}
 	else if (datum->dtype == PLPGSQL_DTYPE_REC)
-	{
 		fc_check_plexpr(((PLpgSQL_rec *) datum)->default_val);
-		if (((PLpgSQL_rec *) datum)->rectypeid != RECORDOID)
+}
+
+/*
+ * As a routine starts: what storing into its variables (parameters, OUT
+ * parameters, those of inner blocks) checks, and what returning its result
+ * does, which PL/pgSQL casts to the result type.
+ */
+static void
+fc_check_pltypes(PLpgSQL_execstate *estate)
+{
+	Oid			rettype = estate->func->fn_rettype;
+
+	for (int i = 0; i < estate->ndatums && !fc_call_tainted(); i++)
+	{
+		PLpgSQL_datum *datum = estate->datums[i];
+		Oid			typid = InvalidOid;
+
+		if (datum->dtype == PLPGSQL_DTYPE_VAR)
+		{
+			PLpgSQL_type *type = ((PLpgSQL_var *) datum)->datatype;
+
+			if (type->typtype != TYPTYPE_BASE || type->typisarray)
+				typid = type->typoid;
+		}
+		else if (datum->dtype == PLPGSQL_DTYPE_REC &&
+				 ((PLpgSQL_rec *) datum)->rectypeid != RECORDOID)
 			typid = ((PLpgSQL_rec *) datum)->rectypeid;
+		if (OidIsValid(typid) && fc_type_checks_bad(typid))
+			fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	}
-	if (OidIsValid(typid) && fc_type_checks_bad(typid))
+	if (rettype != VOIDOID && rettype != RECORDOID && fc_type_checks_bad(rettype))
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
@@ -1344,21 +1364,7 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 
 				/* DECLARE x := ... is evaluated as the block starts */
 				for (int i = 0; i < block->n_initvars; i++)
-					fc_check_plvar(estate->datums[block->initvarnos[i]]);
-				/*
-				 * The routine's own block: every variable (parameters, OUT
-				 * parameters, those of inner blocks), and what it returns,
-				 * which PL/pgSQL casts to the result type
-				 */
-				if (block == estate->func->action)
-				{
-					for (int i = 0; i < estate->ndatums; i++)
-						fc_check_plvar(estate->datums[i]);
-					if (estate->func->fn_rettype != VOIDOID &&
-						estate->func->fn_rettype != RECORDOID &&
-						fc_type_checks_bad(estate->func->fn_rettype))
-						fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
-				}
+					fc_check_pldefault(estate->datums[block->initvarnos[i]]);
 				break;
 			}
 		case PLPGSQL_STMT_ASSIGN:
@@ -1441,6 +1447,16 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 	}
 }
 
+/* Before a statement runs; the routine's own block first starts it. */
+static void
+fc_check_plstmt_beg(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
+{
+	if (fc_call_active && !fc_call_tainted() &&
+		stmt == (PLpgSQL_stmt *) estate->func->action)
+		fc_check_pltypes(estate);
+	fc_check_plstmt(estate, stmt);
+}
+
 /* Once a statement ran: note the cursor an OPEN opened, then check. */
 static void
 fc_check_plstmt_end(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
@@ -1468,7 +1484,7 @@ fc_install_plpgsql_plugin(void)
 	if (*fc_plpgsql_plugin_ptr != NULL)
 		return;
 	memset(&fc_plpgsql_plugin, 0, sizeof(fc_plpgsql_plugin));
-	fc_plpgsql_plugin.stmt_beg = fc_check_plstmt;
+	fc_plpgsql_plugin.stmt_beg = fc_check_plstmt_beg;
 	fc_plpgsql_plugin.stmt_end = fc_check_plstmt_end;
 	*fc_plpgsql_plugin_ptr = &fc_plpgsql_plugin;
 }
