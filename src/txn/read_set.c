@@ -150,6 +150,9 @@ fc_read_note_row_slow(FcTable *tbl, uint64 slotno, FcSlotHeader *hdr,
 			 IsMVCCSnapshot(snapshot) &&
 			 TransactionIdPrecedes(hdr->xmax, snapshot->xmin))
 		return;					/* deleted before anything we can see */
+	else if (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
+			 TransactionIdIsCurrentTransactionId(hdr->xmax))
+		return;					/* deleted or moved away by us: so at replay */
 	else
 		suspect = true;			/* a row we cannot see yet, or not any more */
 

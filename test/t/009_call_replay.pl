@@ -979,17 +979,43 @@ is($node->safe_psql('postgres', 'SELECT string_agg(v::text, \',\' ORDER BY id) F
 
 # 16. Recovery's processes do not take the database's settings that would
 # make its writes or lock waits fail: a read-only default that writers
-# turn off for themselves, a lock_timeout.
+# turn off for themselves, a lock_timeout.  Among the calls, some that
+# move a row to another slot (an indexed column changes) and then update
+# it again: reading the slot they left is their own doing, no read
+# conflict.
+$node->safe_psql('postgres', q{
+CREATE TABLE app.moves (id int PRIMARY KEY, grp int NOT NULL, n int NOT NULL) USING fastckpt;
+CREATE INDEX moves_grp ON app.moves (grp);
+INSERT INTO app.moves SELECT g, g % 10, 0 FROM generate_series(1, 100) g;
+CREATE FUNCTION app.move_and_bump(p int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE app.moves SET grp = grp + 100 WHERE id = p;
+	UPDATE app.moves SET n = n + 1 WHERE id = p;
+	UPDATE app.moves SET grp = grp - 100 WHERE id = p;
+END $$;
+ALTER FUNCTION app.move_and_bump(int) SET enable_seqscan = off;
+SELECT fastckpt_register_procedure('app.move_and_bump(int)');
+});
 $node->safe_psql('postgres', q{
 ALTER DATABASE postgres SET default_transaction_read_only = on;
 ALTER DATABASE postgres SET lock_timeout = '1ms';
 });
 $node->safe_psql('postgres', 'SET default_transaction_read_only = off; SELECT app.add_step(2)');
+$node->safe_psql('postgres', 'SET default_transaction_read_only = off;
+	SELECT app.move_and_bump(5); SELECT app.move_and_bump(5); SELECT app.move_and_bump(6)');
 is($node->safe_psql('postgres', q{
-	SELECT call_records FROM fastckpt_procedures WHERE routine = 'app.add_step(int)'::regprocedure}),
-	'1', 'a call made with default_transaction_read_only set off for the session');
+	SELECT string_agg(call_records::text, ',' ORDER BY routine::text) FROM fastckpt_procedures
+	 WHERE routine IN ('app.add_step(int)'::regprocedure, 'app.move_and_bump(int)'::regprocedure)}),
+	'1,3', 'a call made with default_transaction_read_only set off for the session, and calls that move a row and update it again, are CALL records');
 cmp_ok(crash_and_compare('crash with a read-only default on the database'), '>=', 1,
 	'... replays, as a write');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(id || '/' || grp || '/' || n, ',' ORDER BY id) FROM app.moves WHERE n > 0}),
+	'5/5/2,6/6/1', 'the calls that moved rows replayed as they ran');
+is($node->safe_psql('postgres', q{
+	SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) FROM app.moves WHERE grp BETWEEN 0 AND 9}),
+	'100', '... and the index on the moved column finds every row once');
 $node->safe_psql('postgres', q{
 SET default_transaction_read_only = off;
 ALTER DATABASE postgres RESET default_transaction_read_only;
