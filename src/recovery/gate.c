@@ -302,11 +302,12 @@ fc_gate_wait_quietly(void)
  * Would recovery wait for this lock: its index rebuild reads a table under
  * AccessShareLock and writes its indexes under RowExclusiveLock, its call
  * replay writes tables under RowExclusiveLock, so ShareLock or stronger on
- * a fastckpt table or one of its indexes.  A relation this transaction
- * dropped is no longer in the catalogs: a fastckpt one if it dropped one.
+ * a fastckpt table or one of its indexes (*table: that table).  A relation
+ * this transaction dropped is no longer in the catalogs: a fastckpt one if
+ * it dropped one.
  */
 static bool
-fc_lock_stalls_recovery(const LockInstanceData *lock)
+fc_lock_stalls_recovery(const LockInstanceData *lock, Oid *table)
 {
 	LOCKMASK	weak = LOCKBIT_ON(AccessShareLock) | LOCKBIT_ON(RowShareLock) |
 		LOCKBIT_ON(RowExclusiveLock) | LOCKBIT_ON(ShareUpdateExclusiveLock);
@@ -318,12 +319,13 @@ fc_lock_stalls_recovery(const LockInstanceData *lock)
 		lock->locktag.locktag_field1 != MyDatabaseId ||
 		(lock->holdMask & ~weak) == 0)
 		return false;
+	*table = relid;
 	relkind = get_rel_relkind(relid);
 	if (relkind == '\0')
 		return fc_pending_drops_exist();
 	if (relkind == RELKIND_INDEX)
-		relid = IndexGetRelation(relid, true);
-	return OidIsValid(relid) && fc_rel_is_fastckpt(relid);
+		*table = IndexGetRelation(relid, true);
+	return OidIsValid(*table) && fc_rel_is_fastckpt(*table);
 }
 
 /*
@@ -343,10 +345,10 @@ fc_gate_check_held_locks(void)
 	data = GetLockStatusData();
 	for (int i = 0; i < data->nelements; i++)
 	{
-		Oid			relid = data->locks[i].locktag.locktag_field2;
+		Oid			relid;
 		char	   *name;
 
-		if (!fc_lock_stalls_recovery(&data->locks[i]))
+		if (!fc_lock_stalls_recovery(&data->locks[i], &relid))
 			continue;
 		name = get_rel_name(relid);
 		ereport(ERROR,
@@ -354,7 +356,7 @@ fc_gate_check_held_locks(void)
 				 name != NULL ?
 				 errmsg("fastckpt table \"%s\" is not available yet: recovery in progress", name) :
 				 errmsg("a fastckpt table dropped in this transaction is not available yet: recovery in progress"),
-				 errdetail("The statement took a lock on relation %u that pg_fastckpt startup recovery needs before it can finish, "
+				 errdetail("The statement took a lock on table %u or one of its indexes that pg_fastckpt startup recovery needs before it can finish, "
 						   "and recovery ran longer than pg_fastckpt.recovery_wait_timeout.", relid),
 				 errhint("Retry shortly; progress is in the server log and in fastckpt_stat_recovery.")));
 	}
