@@ -333,14 +333,17 @@ fc_lock_stalls_recovery(const LockInstanceData *lock, Oid *table)
  * TRIGGER ...), if recovery still runs, its quiet wait having timed out:
  * a lock recovery would wait for must not stay held, for an idle
  * transaction would then keep every fastckpt table closed as long as it
- * lasts.  The statement fails as a query does at the closed gate.
+ * lasts.  The statement fails as a query does at the closed gate.  Once
+ * recovery has failed, nothing waits for the lock: what the statement
+ * does meets the gate's error for that.
  */
 void
 fc_gate_check_held_locks(void)
 {
 	LockData   *data;
 
-	if (fc_gate_needs_no_wait() || RecoveryInProgress())
+	if (fc_gate_needs_no_wait() || RecoveryInProgress() ||
+		pg_atomic_read_u32(&fc_gate->failed) != 0)
 		return;
 	data = GetLockStatusData();
 	for (int i = 0; i < data->nelements; i++)
