@@ -1466,8 +1466,12 @@ fc_check_plstmt_end(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 		char	   *name = fc_plcursor_name(estate, ((PLpgSQL_stmt_open *) stmt)->curvar);
 
 		if (name != NULL)
-			fc_call_portals = lappend(fc_call_portals,
-									  MemoryContextStrdup(TopMemoryContext, name));
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			fc_call_portals = lappend(fc_call_portals, pstrdup(name));
+			MemoryContextSwitchTo(old);
+		}
 	}
 	fc_check_plstmt(estate, stmt);
 }
