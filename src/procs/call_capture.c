@@ -184,7 +184,7 @@ fc_args_append(Datum value, bool isnull, Oid type)
  * of them: its row type is registered in the session that built it, under
  * a number that means another row type, or none, in replay's.
  */
-static bool
+bool
 fc_arg_type_portable(Oid type)
 {
 	Oid			base = getBaseType(type);
@@ -523,8 +523,6 @@ fc_call_begin(FuncExpr *fexpr, bool is_procedure, TransactionId definition,
 		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (!fc_capture_args(args, params))
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);
-	if (fc_plans_hold_folded_values())
-		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
 /* Is this top-level query `SELECT f(args)` of a registered f? */
@@ -579,8 +577,6 @@ fc_executor_start(QueryDesc *qd, int eflags)
 
 	fc_plan_settings_note();
 	fc_folding_note_query(qd);
-	if (fc_call_active && fc_plans_hold_folded_values())
-		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
 	else if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
@@ -802,6 +798,9 @@ fc_call_verdict_at_commit(bool storage_changes)
 		fc_call_taint(FC_FALLBACK_TRANSACTION_CONTROL);
 	if (storage_changes)
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
+	/* made before the call or during it, a plan it ran may keep such values */
+	if (fc_plans_hold_folded_values())
+		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 	if (fc_call.taint == FC_FALLBACK_NONE &&
 		fc_call_record_size() > FC_LOG_MAX_RECORD)
 		fc_call_taint(FC_FALLBACK_ARGUMENTS);

@@ -573,7 +573,7 @@ fc_serial_call_args(const fc_log_call_view *view)
 		Datum		value;
 
 		/* never logged since such calls fall back; an older log may hold one */
-		if (type == RECORDOID || type == RECORDARRAYOID)
+		if (!fc_arg_type_portable(type))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("argument %d is an anonymous record, which replay cannot read", i + 1)));
