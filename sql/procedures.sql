@@ -752,10 +752,23 @@ BEGIN
 	x := t;
 	UPDATE pr_rows SET n = n + 1 WHERE k = 1;
 END $$;
+-- also where the domain is a field of a composite under another domain
+CREATE TYPE pr_recent_pair AS (at pr_recent, n int);
+CREATE DOMAIN pr_recent_pair_d AS pr_recent_pair;
+CREATE FUNCTION pr_store_recent_pair(t timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	x pr_recent_pair_d;
+BEGIN
+	SELECT t, 1 INTO x;
+	UPDATE pr_rows SET n = n + 1 WHERE k = 1;
+END $$;
 SELECT fastckpt_register_procedure('pr_cast_recent(timestamptz)');
 SELECT fastckpt_register_procedure('pr_store_recent(timestamptz)');
+SELECT fastckpt_register_procedure('pr_store_recent_pair(timestamptz)');
 SELECT pr_cast_recent('2100-01-01');
 SELECT pr_store_recent('2100-01-01');
+SELECT pr_store_recent_pair('2100-01-01');
 
 -- a date or time input function reads the clock for 'now', 'today' ...:
 -- storing such text into a variable falls back, a fixed date does not
@@ -799,7 +812,9 @@ SELECT routine, calls, call_records, value_records, last_fallback
  WHERE routine::text ~ '^pr_(literal_now|count)' ORDER BY routine::text;
 DROP FUNCTION pr_cfg_get, pr_use_cfg, pr_count, pr_next, pr_number_from, pr_number_one,
 	pr_take_record, pr_take_any, pr_take_typed, pr_fetch, pr_fetch_own, pr_cast_recent,
-	pr_store_recent, pr_store_now, pr_store_fixed, pr_literal_now;
+	pr_store_recent, pr_store_recent_pair, pr_store_now, pr_store_fixed, pr_literal_now;
+DROP DOMAIN pr_recent_pair_d;
+DROP TYPE pr_recent_pair;
 DROP DOMAIN pr_recent;
 DROP TABLE pr_cfg, pr_counts, pr_rows;
 DELETE FROM fastckpt_procedure_registry;

@@ -1219,6 +1219,7 @@ static bool
 fc_type_checks_bad(Oid typid)
 {
 	Oid			elem = get_element_type(typid);
+	Oid			base;
 	TupleDesc	desc;
 	bool		bad = false;
 
@@ -1226,6 +1227,10 @@ fc_type_checks_bad(Oid typid)
 		return fc_type_checks_bad(elem);
 	if (fc_domain_checks_bad(typid, NULL))
 		return true;
+	/* a domain over an array or a composite: its elements' or fields' too */
+	base = getBaseType(typid);
+	if (base != typid)
+		return fc_type_checks_bad(base);
 	if (get_typtype(typid) != TYPTYPE_COMPOSITE)
 		return false;
 	desc = lookup_rowtype_tupdesc(typid, -1);
