@@ -47,6 +47,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_locale.h"
 #include "utils/plancache.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
@@ -268,6 +269,9 @@ fc_func_language(Oid funcid)
  *	- default_toast_compression: the stored bytes of a large value, which
  *	  the replayed call's digest compares;
  *	- row_security: off errors where replay would filter;
+ *	- lc_monetary: how a money literal in the routine's queries reads
+ *	  ('1' is one yen or a hundred cents); its value here is "C" rather
+ *	  than the server's, so that a record carries it whenever it is not C;
  *	- the PL/pgSQL settings: check_asserts off skips a failing ASSERT,
  *	  extra_warnings = too_many_rows makes SELECT INTO ask for two rows
  *	  without STRICT's error, variable_conflict resolves names otherwise.
@@ -298,6 +302,7 @@ const FcReplaySetting fc_replay_settings[] = {
 	{"gin_fuzzy_search_limit", "0", false},
 	{"default_toast_compression", "pglz", true},
 	{"row_security", "on", true},
+	{"lc_monetary", "C", true},
 	{"plpgsql.check_asserts", "on", true},
 	{"plpgsql.extra_warnings", "none", true},
 	{"plpgsql.extra_errors", "none", false},
@@ -344,6 +349,7 @@ static bool fc_plan_settings_seen = false;
 static bool fc_plan_settings_changed = false;
 static uint64 fc_plan_settings_generation = 0;	/* changes seen, the first included */
 static FcPlanSettings fc_seen_plan_settings;
+static char *fc_seen_monetary = NULL;	/* lc_monetary, a string: beside them */
 
 static void
 fc_plan_settings_note(void)
@@ -363,11 +369,15 @@ fc_plan_settings_note(void)
 	now.quote_all_identifiers = quote_all_identifiers;
 	now.array_nulls = Array_nulls;
 	if (fc_plan_settings_seen &&
-		memcmp(&now, &fc_seen_plan_settings, sizeof(now)) == 0)
+		memcmp(&now, &fc_seen_plan_settings, sizeof(now)) == 0 &&
+		strcmp(locale_monetary, fc_seen_monetary) == 0)
 		return;
 	fc_plan_settings_changed = fc_plan_settings_seen;
 	fc_plan_settings_generation++;
 	fc_seen_plan_settings = now;
+	if (fc_seen_monetary != NULL)
+		pfree(fc_seen_monetary);
+	fc_seen_monetary = MemoryContextStrdup(TopMemoryContext, locale_monetary);
 	fc_plan_settings_seen = true;
 }
 
@@ -394,7 +404,10 @@ fc_setting_is(const char *name, const char *value)
 /*
  * Are all fc_replay_settings as replay sets them, carried or not?  The
  * common case, where a CALL record carries none.  The server's own
- * settings are read from their variables; the others by name.
+ * settings are read from their variables; the others by name.  Not
+ * lc_monetary: clusters often run with another, and a change of it counts
+ * among the plan settings' (fc_plan_settings_note), so that a call need
+ * not look at every setting for it.
  */
 static bool
 fc_call_settings_at_replay_values(void)
@@ -411,6 +424,16 @@ fc_call_settings_at_replay_values(void)
 		fc_setting_is("plpgsql.extra_warnings", "none") &&
 		fc_setting_is("plpgsql.extra_errors", "none") &&
 		fc_setting_is("plpgsql.variable_conflict", "error");
+}
+
+/* Append a carried setting to buf: its name and value, each after a NUL. */
+static void
+fc_append_setting(StringInfo buf, const char *name, const char *value)
+{
+	appendStringInfoChar(buf, '\0');
+	appendStringInfoString(buf, name);
+	appendStringInfoChar(buf, '\0');
+	appendStringInfoString(buf, value);
 }
 
 /*
@@ -433,10 +456,7 @@ fc_append_carried_settings(StringInfo buf)
 			continue;			/* prints as replay's 1 does */
 		if (!setting->carried)
 			return false;
-		appendStringInfoChar(buf, '\0');
-		appendStringInfoString(buf, setting->name);
-		appendStringInfoChar(buf, '\0');
-		appendStringInfoString(buf, current);
+		fc_append_setting(buf, setting->name, current);
 	}
 	return true;
 }
@@ -458,7 +478,7 @@ static bool
 fc_call_capture_session(void)
 {
 	static uint64 session_generation = 0;
-	static bool session_carries = false;	/* fc_call.session has pairs */
+	static bool session_carries = false;	/* pairs but lc_monetary's */
 	const char *search_path = namespace_search_path ? namespace_search_path : "";
 	bool		replay_values = fc_call_settings_at_replay_values();
 	StringInfoData buf;
@@ -480,6 +500,8 @@ fc_call_capture_session(void)
 		pfree(buf.data);
 		return false;
 	}
+	if (replay_values && strcmp(locale_monetary, "C") != 0)
+		fc_append_setting(&buf, "lc_monetary", locale_monetary);
 	session_generation = fc_plan_settings_generation;
 	session_carries = !replay_values;
 	if (fc_call.session != NULL)

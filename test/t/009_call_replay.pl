@@ -1022,6 +1022,40 @@ ALTER DATABASE postgres RESET default_transaction_read_only;
 ALTER DATABASE postgres RESET lock_timeout;
 });
 
+# 17. A money literal in a routine's query reads with the session's
+# lc_monetary ('1' is a hundred cents, or one yen): a CALL record carries
+# it, a session that changes it plans afresh, and replay reads the literal
+# alike whatever the server's lc_monetary is when it restarts.  Needs a
+# locale with other monetary rules than C's (test/run_tests.sh makes
+# ja_JP.UTF-8).
+SKIP:
+{
+	skip 'no ja_JP.UTF-8 locale here: lc_monetary is not tested', 6
+	  if $node->psql('postgres', q{SET lc_monetary = 'ja_JP.UTF-8'}) != 0;
+	$node->safe_psql('postgres', q{
+CREATE TABLE app.wallet (id int PRIMARY KEY, m money NOT NULL) USING fastckpt;
+INSERT INTO app.wallet VALUES (1, 0);
+CREATE FUNCTION app.pay() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE app.wallet SET m = m + '1'::money WHERE id = 1;
+END $$;
+SELECT fastckpt_register_procedure('app.pay()');
+});
+	$node->safe_psql('postgres', q{SET lc_monetary = 'C'; SELECT app.pay();
+		SET lc_monetary = 'ja_JP.UTF-8'; SELECT app.pay();
+		SET lc_monetary = 'C.UTF-8'; SELECT app.pay()});
+	my $cents_sql = q{SET lc_monetary = 'C'; SELECT (m::numeric * 100)::int FROM app.wallet};
+	is($node->safe_psql('postgres', $cents_sql), '201',
+		'a hundred cents, one yen, a hundred cents: the literal read with each call\'s lc_monetary');
+	is($node->safe_psql('postgres', q{SELECT call_records FROM fastckpt_procedures
+		WHERE routine = 'app.pay()'::regprocedure}), '3', '... each call a CALL record');
+	$node->safe_psql('postgres', q{ALTER SYSTEM SET lc_monetary = 'ja_JP.UTF-8'; SELECT pg_reload_conf()});
+	cmp_ok(crash_and_compare('crash after calls under several lc_monetary, the server\'s changed'),
+		'>=', 3, '... replayed');
+	is($node->safe_psql('postgres', $cents_sql), '201', '... each with the lc_monetary it ran with');
+	$node->safe_psql('postgres', q{ALTER SYSTEM RESET lc_monetary; SELECT pg_reload_conf()});
+}
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 
