@@ -271,7 +271,8 @@ fc_func_language(Oid funcid)
  *	- row_security: off errors where replay would filter;
  *	- lc_monetary: how a money literal in the routine's queries reads
  *	  ('1' is one yen or a hundred cents); its value here is "C" rather
- *	  than the server's, so that a record carries it whenever it is not C;
+ *	  than the server's, and a record carries any that reads money
+ *	  otherwise (fc_monetary_reads_as_c);
  *	- the PL/pgSQL settings: check_asserts off skips a failing ASSERT,
  *	  extra_warnings = too_many_rows makes SELECT INTO ask for two rows
  *	  without STRICT's error, variable_conflict resolves names otherwise.
@@ -426,6 +427,31 @@ fc_call_settings_at_replay_values(void)
 		fc_setting_is("plpgsql.variable_conflict", "error");
 }
 
+/*
+ * Does lc_monetary read money as C does?  Only input can differ at replay
+ * (a literal read as a query is parsed): every other function of money
+ * that reads the locale is stable, which a call falls back for.  These
+ * are what cash_in() takes from the locale, with its defaults.
+ */
+static bool
+fc_monetary_reads_as_c(void)
+{
+	struct lconv *conv = PGLC_localeconv();
+	int			digits = conv->frac_digits;
+	const char *point = conv->mon_decimal_point;
+
+	if (digits < 0 || digits > 10)
+		digits = 2;
+	return digits == 2 &&
+		(point[0] == '\0' || point[1] != '\0' || point[0] == '.') &&
+		(conv->mon_thousands_sep[0] == '\0' ||
+		 strcmp(conv->mon_thousands_sep, ",") == 0) &&
+		(conv->currency_symbol[0] == '\0' ||
+		 strcmp(conv->currency_symbol, "$") == 0) &&
+		(conv->positive_sign[0] == '\0' || strcmp(conv->positive_sign, "+") == 0) &&
+		(conv->negative_sign[0] == '\0' || strcmp(conv->negative_sign, "-") == 0);
+}
+
 /* Append a carried setting to buf: its name and value, each after a NUL. */
 static void
 fc_append_setting(StringInfo buf, const char *name, const char *value)
@@ -454,6 +480,8 @@ fc_append_carried_settings(StringInfo buf)
 		if (extra_float_digits > 0 &&
 			strcmp(setting->name, "extra_float_digits") == 0)
 			continue;			/* prints as replay's 1 does */
+		if (strcmp(setting->name, "lc_monetary") == 0)
+			continue;			/* fc_call_capture_session's */
 		if (!setting->carried)
 			return false;
 		fc_append_setting(buf, setting->name, current);
@@ -500,7 +528,7 @@ fc_call_capture_session(void)
 		pfree(buf.data);
 		return false;
 	}
-	if (replay_values && strcmp(locale_monetary, "C") != 0)
+	if (strcmp(locale_monetary, "C") != 0 && !fc_monetary_reads_as_c())
 		fc_append_setting(&buf, "lc_monetary", locale_monetary);
 	session_generation = fc_plan_settings_generation;
 	session_carries = !replay_values;
