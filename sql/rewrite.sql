@@ -222,6 +222,19 @@ SET enable_seqscan = off;
 SELECT * FROM rw_cl WHERE id = 5;
 RESET enable_seqscan;
 SELECT indisclustered FROM pg_index WHERE indexrelid = 'rw_cl_id'::regclass;
+-- CLUSTER in the transaction that deleted rows and moved one (its
+-- indexed column changed): neither the deleted rows nor the moved row's
+-- old version come back
+BEGIN;
+DELETE FROM rw_cl WHERE id <= 2;
+UPDATE rw_cl SET id = id + 100 WHERE id = 3;
+CLUSTER rw_cl;
+SELECT * FROM rw_cl;
+COMMIT;
+SELECT * FROM rw_cl;
+SET enable_seqscan = off;
+SELECT * FROM rw_cl WHERE id IN (1, 3, 103);
+RESET enable_seqscan;
 
 -- ALTER TABLE ... SET TABLESPACE copies the rows to new storage
 SET allow_in_place_tablespaces = on;

@@ -483,6 +483,18 @@ fc_cluster_copy_slot(FcClusterState *st, uint64 s)
 			st->tups_recently_dead += 1;
 		return;
 	}
+
+	/*
+	 * Deleted (or moved away) by this transaction, CLUSTER being a later
+	 * command of it: heap copies such a row with its deleter, but the new
+	 * storage keeps no deleter, so the row would come back live.
+	 */
+	if (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
+		TransactionIdIsCurrentTransactionId(hdr->xmax))
+	{
+		st->tups_recently_dead += 1;
+		return;
+	}
 	if (!fc_latest_version(hdr, fc_pp_live(sp, &st->src->layout), &v))
 	{
 		st->tups_vacuumed += 1;
