@@ -11,6 +11,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/storage.h"
 #include "utils/memutils.h"
 
@@ -173,8 +174,19 @@ fc_abort_flush_created_files(void)
 
 	if (smgrGetPendingDeletes(false, &rels) > 0)
 	{
+		XLogRecPtr	upto = GetXLogInsertRecPtr();
+
+		/*
+		 * The abort record's end is gone (XactLastRecEnd was reset).  Where
+		 * it ended on a page boundary, the insert position is past the next
+		 * page's header, which no record reached yet: flushing there fails.
+		 */
+		if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
+			upto -= SizeOfXLogLongPHD;
+		else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+			upto -= SizeOfXLogShortPHD;
 		pfree(rels);
-		XLogFlush(GetXLogInsertRecPtr());
+		XLogFlush(upto);
 	}
 }
 

@@ -373,4 +373,47 @@ crash_after_rollback('CREATE TABLE', 'rolled', 'BEGIN',
 crash_after_rollback('CREATE INDEX', 'src_id', 'BEGIN', 'SAVEPOINT s',
 	'CREATE INDEX src_id ON src (id)', 'ROLLBACK TO s');
 $rb->stop;
+
+# That abort record may end exactly on a WAL page boundary, where the
+# insert position lies past the next page's header, which no record
+# reached: flushing up to it failed the ROLLBACK ("xlog flush request ...
+# is not satisfied") and left the abort unflushed.  Pad the WAL inside the
+# transaction, learning the sizes as it goes, until the abort record ends
+# on a boundary; then kill -9 at once.
+my $wp = fastckpt_node('walpage',
+	"full_page_writes = off\ncheckpoint_timeout = '1h'\nautovacuum = off\nwal_writer_delay = '10s'\n");
+my $insert_lsn = q{SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn};
+my ($abort_size, $pad_overhead) = (200, 60);
+my ($boundary_hit, $rollback_errors) = (0, '');
+for my $try (1 .. 40)
+{
+	my $session = $wp->background_psql('postgres');
+	$session->query_safe('BEGIN');
+	$session->query_safe('CREATE TABLE padded (a int) USING fastckpt');
+	my $start = $session->query_safe($insert_lsn);
+	my $pad = (int(($start + $abort_size + $pad_overhead + 64) / 8192) + 1) * 8192 -
+	  $start - $abort_size - $pad_overhead;
+	$session->query_safe("SELECT pg_logical_emit_message(false, 'pad', repeat('x', $pad))");
+	my $padded = $session->query_safe($insert_lsn);
+	# psql quits on an error: that ends the session
+	my $failed = !eval { my (undef, $error) = $session->query('ROLLBACK'); !$error };
+	$rollback_errors .= $session->{stderr} || $@ if $failed;
+	eval { $session->quit };
+	my $end = $wp->safe_psql('postgres', $insert_lsn);
+	if ($failed || $end % 8192 == 24 || $end % (16 * 1024 * 1024) == 40)
+	{
+		$boundary_hit = $try;
+		last;
+	}
+	$pad_overhead = $padded - $start - $pad - (int($padded / 8192) != int($start / 8192) ? 24 : 0);
+	$abort_size = $end - $padded - (int($end / 8192) != int($padded / 8192) ? 24 : 0);
+}
+ok($boundary_hit, "an abort record ended on a WAL page boundary (try $boundary_hit)");
+is($rollback_errors, '', '... and its ROLLBACK went through without an error');
+crash_postmaster($wp, 1);
+ok($wp->start(fail_ok => 1), '... made its abort durable: the server starts after a kill -9 right after it');
+wait_for_tables_open($wp);
+is($wp->safe_psql('postgres', q{SELECT to_regclass('padded') IS NULL}), 't',
+	'... without the rolled-back table');
+$wp->stop;
 done_testing();
