@@ -155,18 +155,22 @@ fc_refuse(const char *what, const char *relname, const char *detail,
 }
 
 static void
-fc_check_alter_table(AlterTableStmt *stmt, bool *add_unlogged)
+fc_check_alter_table(AlterTableStmt *stmt, bool *add_unlogged, bool *set_logged)
 {
 	Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
 	bool		is_fc = fc_relid_is_fastckpt(relid);
 	ListCell   *lc;
 
 	*add_unlogged = false;
+	*set_logged = false;
 	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION)
 		return;
 	foreach(lc, stmt->cmds)
 	{
 		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_SetLogged)
+			*set_logged = true;
 
 		if (cmd->subtype == AT_SetLogged && is_fc)
 			ereport(ERROR,
@@ -375,6 +379,28 @@ fc_keep_owned_sequences_logged(Oid relid)
 			fc_sequence_log_ahead(seqid);
 		}
 	}
+	list_free(sequences);
+}
+
+/*
+ * SET LOGGED made a table's serial and identity sequences logged with
+ * PostgreSQL's SequenceChangePersistence(), which keeps the count of
+ * values logged ahead (see fc_sequence_log_ahead): reset it.  This is the
+ * way back from a fastckpt table (SET ACCESS METHOD heap, SET LOGGED), and
+ * plain unlogged tables meet the same.
+ */
+static void
+fc_owned_sequences_log_ahead(Oid relid)
+{
+	List	   *sequences;
+	ListCell   *lc;
+
+	if (!OidIsValid(relid) || get_rel_persistence(relid) != RELPERSISTENCE_PERMANENT)
+		return;
+	sequences = getOwnedSequences(relid);
+	foreach(lc, sequences)
+		if (get_rel_persistence(lfirst_oid(lc)) == RELPERSISTENCE_PERMANENT)
+			fc_sequence_log_ahead(lfirst_oid(lc));
 	list_free(sequences);
 }
 
@@ -612,6 +638,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 	int			nrow_needs = 0;
 	FcSizingChange sizing = {0};
 	Oid			created = InvalidOid;
+	bool		set_logged = false;
 
 #define FC_WRITABLE_TREE() \
 	do { \
@@ -670,7 +697,7 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 			{
 				bool		add_unlogged;
 
-				fc_check_alter_table((AlterTableStmt *) parsetree, &add_unlogged);
+				fc_check_alter_table((AlterTableStmt *) parsetree, &add_unlogged, &set_logged);
 				row_needs = fc_note_row_needs((AlterTableStmt *) parsetree, &nrow_needs);
 				FC_WRITABLE_TREE();
 				fc_sizing_before_alter((AlterTableStmt *) parsetree, &sizing);
@@ -790,9 +817,13 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 	else if (IsA(parsetree, AlterTableStmt) &&
 			 ((AlterTableStmt *) parsetree)->objtype == OBJECT_TABLE)
 	{
+		Oid			relid = RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation,
+											 NoLock, true);
+
 		CommandCounterIncrement();
-		fc_keep_owned_sequences_logged(RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation,
-														NoLock, true));
+		fc_keep_owned_sequences_logged(relid);
+		if (set_logged)
+			fc_owned_sequences_log_ahead(relid);
 		fc_resize_slots_after_alter(row_needs, nrow_needs);
 	}
 }
