@@ -35,6 +35,7 @@
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "txn/write_set.h"
 
@@ -51,6 +52,14 @@
  * transaction of this session took and may not have made durable.
  */
 static XLogRecPtr fc_session_sequence_lsn = InvalidXLogRecPtr;
+
+/*
+ * Relations a transaction of this session that rolled back held
+ * RowExclusiveLock on (in TopMemoryContext): which are sequences is asked
+ * at the next fastckpt commit, since an aborting transaction cannot read
+ * the catalogs.  Its nextval() values may be stored after (a retry).
+ */
+static List *fc_aborted_relations = NIL;
 
 /*
  * Relations of this database this backend holds RowExclusiveLock on: the
@@ -99,11 +108,14 @@ fc_row_exclusive_relations(void)
 	return relids;
 }
 
-/* Where the sequence's last WAL record ends (its page LSN), or 0. */
+/*
+ * Where the sequence's last WAL record ends (its page LSN), or 0.  Unless
+ * the caller holds a lock on it, lock it against a concurrent DROP.
+ */
 static XLogRecPtr
-fc_sequence_lsn(Oid seqid)
+fc_sequence_lsn(Oid seqid, LOCKMODE lockmode)
 {
-	Relation	seqrel = try_relation_open(seqid, NoLock);
+	Relation	seqrel = try_relation_open(seqid, lockmode);
 	Buffer		buf;
 	XLogRecPtr	lsn;
 
@@ -113,7 +125,7 @@ fc_sequence_lsn(Oid seqid)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	lsn = BufferGetLSNAtomic(buf);
 	UnlockReleaseBuffer(buf);
-	relation_close(seqrel, NoLock);
+	relation_close(seqrel, lockmode);
 	return lsn;
 }
 
@@ -132,9 +144,43 @@ fc_used_sequences_lsn(void)
 	/* the lock keeps each one from being dropped meanwhile */
 	foreach(lc, relids)
 		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_SEQUENCE)
-			upto = Max(upto, fc_sequence_lsn(lfirst_oid(lc)));
+			upto = Max(upto, fc_sequence_lsn(lfirst_oid(lc), NoLock));
 	list_free(relids);
+	/* those of transactions that rolled back: their locks are gone */
+	foreach(lc, fc_aborted_relations)
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_SEQUENCE)
+			upto = Max(upto, fc_sequence_lsn(lfirst_oid(lc), AccessShareLock));
 	return upto;
+}
+
+/* A commit that flushed WAL or sequences: nothing earlier is owed. */
+static void
+fc_sequences_flushed(void)
+{
+	fc_session_sequence_lsn = InvalidXLogRecPtr;
+	list_free(fc_aborted_relations);
+	fc_aborted_relations = NIL;
+}
+
+/*
+ * A transaction with an xid aborts: nextval() gives one when it logs a
+ * sequence ahead, and its abort record is not flushed.  Keep the relations
+ * it held RowExclusiveLock on (still held now) for the session's next
+ * fastckpt commit to look at.
+ */
+void
+fc_note_aborted_sequences(void)
+{
+	MemoryContext oldcxt;
+	List	   *relids;
+
+	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()) || !OidIsValid(MyDatabaseId))
+		return;
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	relids = fc_row_exclusive_relations();
+	fc_aborted_relations = list_concat_unique_oid(fc_aborted_relations, relids);
+	list_free(relids);
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
@@ -148,7 +194,10 @@ fc_note_session_sequences(void)
 {
 	if (TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
 		synchronous_commit >= SYNCHRONOUS_COMMIT_LOCAL_FLUSH)
+	{
+		fc_sequences_flushed();	/* its commit record's flush covers them */
 		return;
+	}
 	fc_session_sequence_lsn = Max(fc_session_sequence_lsn, fc_used_sequences_lsn());
 }
 
@@ -163,5 +212,5 @@ fc_flush_used_sequences(void)
 
 	if (upto != InvalidXLogRecPtr)
 		XLogFlush(upto);
-	fc_session_sequence_lsn = InvalidXLogRecPtr;
+	fc_sequences_flushed();
 }

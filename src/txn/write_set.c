@@ -407,6 +407,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
+			fc_note_aborted_sequences();
 			fc_call_at_xact_end();
 			fc_commit_at_abort();
 			fc_write_set_rollback(0);

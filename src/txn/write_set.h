@@ -58,6 +58,7 @@ extern void fc_prepare_check_table_locks(void);
 
 extern void fc_flush_used_sequences(void);
 extern void fc_note_session_sequences(void);
+extern void fc_note_aborted_sequences(void);
 extern bool fc_write_set_has_subxact_writes(void);
 extern bool fc_write_set_has_logged_writes(void);
 extern int	fc_write_set_size(void);

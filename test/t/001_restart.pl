@@ -275,6 +275,29 @@ is($node->safe_psql('postgres',
 	'SELECT ' . join(' AND ', map { "(SELECT count(*) = count(DISTINCT id) FROM $_->[0])" } @seq_cases)),
 	't', 'no sequence value is held twice');
 
+# ... and when a transaction of the session took the value and rolled back,
+# and the next one stores it (a retry): the rolled-back one logged the
+# sequence ahead (the first nextval() after a checkpoint does), and its
+# abort record was not flushed.
+$node->safe_psql('postgres', q{CREATE SEQUENCE seq_retry;
+CREATE TABLE seq_retried (id bigint PRIMARY KEY, v text) USING fastckpt});
+for my $round (1 .. 3)
+{
+	my $id = $node->safe_psql('postgres', "CHECKPOINT;
+		BEGIN;
+		SELECT nextval('seq_retry') AS id \\gset
+		ROLLBACK;
+		INSERT INTO seq_retried VALUES (:id, 'retried $round') RETURNING id");
+	crash_postmaster($node);
+	$node->start;
+	wait_for_tables_open($node);
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"INSERT INTO seq_retried VALUES (nextval('seq_retry'), 'after $round') RETURNING id");
+	is($ret, 0, "value of a rolled-back transaction stored by the next, round $round: an insert after the crash succeeds")
+	  or diag($err);
+	cmp_ok($out || 0, '>', $id, "... it takes a value past the stored one ($id)");
+}
+
 # The way back to an ordinary table: SET ACCESS METHOD heap, then SET
 # LOGGED, which made the serial and identity sequences logged keeping
 # their count of values logged ahead; values taken after it were handed
