@@ -28,6 +28,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "lib/stringinfo.h"
@@ -183,7 +184,8 @@ fc_args_append(Datum value, bool isnull, Oid type)
  * Is a value of this type the same value in another session?  Not an
  * anonymous record (ROW(...) passed as record or anyelement), nor an array
  * of them: its row type is registered in the session that built it, under
- * a number that means another row type, or none, in replay's.
+ * a number that means another row type, or none, in replay's.  Nor one of
+ * a temporary type, which ends with its session.
  */
 bool
 fc_arg_type_portable(Oid type)
@@ -192,6 +194,11 @@ fc_arg_type_portable(Oid type)
 	Oid			elem = get_element_type(base);
 
 	if (base == RECORDOID)
+		return false;
+	/* a temporary type goes with its session, unannounced to catalog_watch.c */
+	if (fc_type_is_temporary(type) || fc_type_is_temporary(base) ||
+		(OidIsValid(elem) && (fc_type_is_temporary(elem) ||
+							  fc_type_is_temporary(getBaseType(elem)))))
 		return false;
 	return !OidIsValid(elem) || getBaseType(elem) != RECORDOID;
 }

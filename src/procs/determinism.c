@@ -29,6 +29,7 @@
 #include "access/stratnum.h"
 #include "access/sysattr.h"
 #include "access/nbtree.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
@@ -38,6 +39,7 @@
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
+#include "executor/spi.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
@@ -47,6 +49,8 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/portal.h"
+#include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -94,9 +98,18 @@ fc_reads_carried_settings_only(Oid funcid)
 	}
 }
 
+/* A function of the session's temporary schema ends with the session. */
+static bool
+fc_function_is_temporary(Oid funcid, void *context)
+{
+	return funcid >= FirstNormalObjectId && isAnyTempNamespace(get_func_namespace(funcid));
+}
+
 bool
 fc_function_replayable(Oid funcid)
 {
+	if (fc_function_is_temporary(funcid, NULL))
+		return false;
 	if (func_volatile(funcid) == PROVOLATILE_IMMUTABLE ||
 		fc_reads_carried_settings_only(funcid))
 		return true;
@@ -204,11 +217,110 @@ fc_aggregate_order_insensitive(Aggref *agg)
 
 static bool fc_domain_checks_bad(Oid typid, void *context);
 
+/*
+ * Is the type one of a temporary schema (a temporary table's row type)?
+ * It goes with its session: replay finds no such type, or, by name, a
+ * lasting one that the temporary one hid.
+ */
+bool
+fc_type_is_temporary(Oid typid)
+{
+	HeapTuple	tup;
+	bool		temp = false;
+
+	if (!OidIsValid(typid) || typid < FirstNormalObjectId)
+		return false;
+	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	if (HeapTupleIsValid(tup))
+	{
+		temp = isAnyTempNamespace(((Form_pg_type) GETSTRUCT(tup))->typnamespace);
+		ReleaseSysCache(tup);
+	}
+	return temp;
+}
+
+/* The type an expression node makes, for the nodes that name one. */
+static Oid
+fc_node_named_type(Node *node)
+{
+	switch (nodeTag(node))
+	{
+		case T_Const:
+		case T_Var:
+		case T_Param:
+		case T_RowExpr:
+		case T_FieldSelect:
+		case T_RelabelType:
+		case T_CoerceViaIO:
+		case T_ArrayCoerceExpr:
+		case T_ConvertRowtypeExpr:
+		case T_ArrayExpr:
+			return exprType(node);
+		default:
+			return InvalidOid;
+	}
+}
+
+/*
+ * A reg* constant: a name the parser looked up, along a path where the
+ * session's temporary schema comes first.  Of a temporary object?
+ */
+static bool
+fc_const_names_temporary(Const *c)
+{
+	Oid			obj = c->constisnull ? InvalidOid : DatumGetObjectId(c->constvalue);
+
+	if (!OidIsValid(obj))
+		return false;
+	switch (c->consttype)
+	{
+		case REGCLASSOID:
+			return isAnyTempNamespace(get_rel_namespace(obj));
+		case REGTYPEOID:
+			return fc_type_is_temporary(obj);
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+			return isAnyTempNamespace(get_func_namespace(obj));
+		case REGNAMESPACEOID:
+			return isAnyTempNamespace(obj);
+		default:
+			return false;
+	}
+}
+
+static bool
+fc_temporary_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (fc_type_is_temporary(fc_node_named_type(node)) ||
+		(IsA(node, Const) && fc_const_names_temporary((Const *) node)) ||
+		check_functions_in_node(node, fc_function_is_temporary, NULL))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, fc_temporary_walker, context, 0);
+	return expression_tree_walker(node, fc_temporary_walker, context);
+}
+
+/*
+ * Does a statement name a temporary type or function, or hold a reg*
+ * constant of a temporary object?  The planner may simplify a cast away
+ * ((ROW(...)::tt).a is a) or inline a function, but replay parses the
+ * statement again.
+ */
+bool
+fc_query_names_temporary(Node *node)
+{
+	return fc_temporary_walker(node, NULL);
+}
+
 static bool
 fc_expr_walker(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
+	if (fc_type_is_temporary(fc_node_named_type(node)))
+		return true;
 	if (check_functions_in_node(node, fc_function_not_replayable, context))
 		return true;
 	if (IsA(node, Aggref) && !fc_aggregate_order_insensitive((Aggref *) node))
@@ -236,6 +348,9 @@ fc_expr_walker(Node *node, void *context)
 		}
 	}
 	if (IsA(node, NextValueExpr))
+		return true;
+	/* WHERE CURRENT OF: a cursor the client may have opened and moved */
+	if (IsA(node, CurrentOfExpr))
 		return true;
 	if (IsA(node, CoerceToDomain) &&
 		fc_domain_checks_bad(((CoerceToDomain *) node)->resulttype, context))
@@ -1193,12 +1308,35 @@ fc_plan_replayable(PlannedStmt *pstmt)
 
 /* ---- PL/pgSQL simple expressions ---- */
 
+/*
+ * Set while the statements of a PL/pgSQL function that planning runs to
+ * fold a call into its result are checked: what would taint a call then
+ * means a plan may keep a value replay would compute anew.
+ */
+static bool fc_pl_folding = false;
+
+static void
+fc_pl_taint(FcFallback reason)
+{
+	if (fc_pl_folding)
+		fc_folding_mark();
+	else
+		fc_call_taint(reason);
+}
+
+/* Has fc_pl_taint() nothing left to decide? */
+static bool
+fc_pl_decided(void)
+{
+	return fc_pl_folding ? fc_plans_hold_folded_values() : fc_call_tainted();
+}
+
 static void
 fc_check_plexpr(PLpgSQL_expr *expr)
 {
 	if (expr != NULL && expr->expr_simple_expr != NULL &&
 		fc_expr_walker((Node *) expr->expr_simple_expr, NULL))
-		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+		fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
 static void
@@ -1269,7 +1407,7 @@ fc_check_plcast(PLpgSQL_expr *expr, PLpgSQL_datum *target)
 						   !fc_text_names_clock(VARDATA_ANY(c->constvalue),
 												VARSIZE_ANY_EXHDR(c->constvalue)))))
 		return;
-	fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+	fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
 /* A variable's declared default, evaluated as its block starts. */
@@ -1295,7 +1433,7 @@ fc_check_pltypes(PLpgSQL_execstate *estate)
 {
 	Oid			rettype = estate->func->fn_rettype;
 
-	for (int i = 0; i < estate->ndatums && !fc_call_tainted(); i++)
+	for (int i = 0; i < estate->ndatums && !fc_pl_decided(); i++)
 	{
 		PLpgSQL_datum *datum = estate->datums[i];
 		Oid			typid = InvalidOid;
@@ -1310,11 +1448,11 @@ fc_check_pltypes(PLpgSQL_execstate *estate)
 		else if (datum->dtype == PLPGSQL_DTYPE_REC &&
 				 ((PLpgSQL_rec *) datum)->rectypeid != RECORDOID)
 			typid = ((PLpgSQL_rec *) datum)->rectypeid;
-		if (OidIsValid(typid) && fc_type_checks_bad(typid))
-			fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+		if (OidIsValid(typid) && (fc_type_is_temporary(typid) || fc_type_checks_bad(typid)))
+			fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
 	}
 	if (rettype != VOIDOID && rettype != RECORDOID && fc_type_checks_bad(rettype))
-		fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+		fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
 }
 
 /*
@@ -1351,7 +1489,110 @@ fc_check_plcursor(PLpgSQL_execstate *estate, int curvar)
 	foreach(lc, fc_call_portals)
 		if (strcmp((char *) lfirst(lc), name) == 0)
 			return;
-	fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+	fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+/*
+ * Storing a string into a variable of a date or time type runs the type's
+ * input function, which reads the clock for 'now', 'today' ...: PL/pgSQL
+ * casts what a query returns INTO a variable (or a FOR loop's, a FETCH's)
+ * and what a routine RETURNs to its result type at run time, in no plan.
+ */
+static bool
+fc_store_reads_clock(Oid src, Oid dst)
+{
+	char		category;
+	bool		preferred;
+
+	if (!OidIsValid(src) || !OidIsValid(dst) || src == dst ||
+		!fc_type_input_reads_clock(dst))
+		return false;
+	get_type_category_preferred(getBaseType(src), &category, &preferred);
+	return category == TYPCATEGORY_STRING || category == TYPCATEGORY_UNKNOWN;
+}
+
+/* The type a target field (a variable of a row target) stores as. */
+static Oid
+fc_datum_type(PLpgSQL_datum *datum)
+{
+	if (datum->dtype == PLPGSQL_DTYPE_VAR)
+		return ((PLpgSQL_var *) datum)->datatype->typoid;
+	if (datum->dtype == PLPGSQL_DTYPE_REC)
+		return ((PLpgSQL_rec *) datum)->rectypeid;
+	return InvalidOid;
+}
+
+static void
+fc_check_plinto(PLpgSQL_execstate *estate, PLpgSQL_variable *target, TupleDesc src)
+{
+	if (target == NULL || src == NULL)
+		return;
+	if (target->dtype == PLPGSQL_DTYPE_ROW)
+	{
+		PLpgSQL_row *row = (PLpgSQL_row *) target;
+
+		for (int i = 0; i < row->nfields && i < src->natts; i++)
+			if (fc_store_reads_clock(TupleDescAttr(src, i)->atttypid,
+									 fc_datum_type(estate->datums[row->varnos[i]])))
+				fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+	}
+	else if (target->dtype == PLPGSQL_DTYPE_REC &&
+			 ((PLpgSQL_rec *) target)->rectypeid != RECORDOID)
+	{
+		TupleDesc	dst = lookup_rowtype_tupdesc(((PLpgSQL_rec *) target)->rectypeid, -1);
+
+		for (int i = 0; i < dst->natts && i < src->natts; i++)
+			if (fc_store_reads_clock(TupleDescAttr(src, i)->atttypid,
+									 TupleDescAttr(dst, i)->atttypid))
+				fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+		ReleaseTupleDesc(dst);
+	}
+	else if (target->dtype == PLPGSQL_DTYPE_VAR && src->natts > 0 &&
+			 fc_store_reads_clock(TupleDescAttr(src, 0)->atttypid,
+								  fc_datum_type((PLpgSQL_datum *) target)))
+		fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+/*
+ * A dynamic query's result types are not known before it runs: a target
+ * of a date or time type may be given text.
+ */
+static void
+fc_check_plinto_dynamic(PLpgSQL_execstate *estate, PLpgSQL_variable *target)
+{
+	Oid			typid = InvalidOid;
+
+	if (target == NULL)
+		return;
+	if (target->dtype == PLPGSQL_DTYPE_ROW)
+	{
+		PLpgSQL_row *row = (PLpgSQL_row *) target;
+
+		for (int i = 0; i < row->nfields; i++)
+			if (fc_type_input_reads_clock(fc_datum_type(estate->datums[row->varnos[i]])))
+				fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+		return;
+	}
+	if (target->dtype == PLPGSQL_DTYPE_REC)
+		typid = ((PLpgSQL_rec *) target)->rectypeid;
+	else if (target->dtype == PLPGSQL_DTYPE_VAR)
+		typid = fc_datum_type((PLpgSQL_datum *) target);
+	if (OidIsValid(typid) && typid != RECORDOID && fc_type_input_reads_clock(typid))
+		fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+}
+
+/* What a prepared PL/pgSQL query returns (NULL before it was prepared). */
+static TupleDesc
+fc_plexpr_result(PLpgSQL_expr *expr)
+{
+	List	   *sources;
+
+	if (expr == NULL || expr->plan == NULL)
+		return NULL;
+	sources = SPI_plan_get_plan_sources(expr->plan);
+	if (sources == NIL)
+		return NULL;
+	return ((CachedPlanSource *) llast(sources))->resultDesc;
 }
 
 static void
@@ -1359,7 +1600,9 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 {
 	ListCell   *lc;
 
-	if (!fc_call_active || fc_call_tainted())
+	if (!fc_pl_folding && !fc_call_active)
+		return;
+	if (fc_pl_decided())
 		return;
 	switch (stmt->cmd_type)
 	{
@@ -1403,7 +1646,28 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 			break;
 		case PLPGSQL_STMT_RETURN:
 			fc_check_plexpr(((PLpgSQL_stmt_return *) stmt)->expr);
+			/* once it ran: the value's type, cast to the result type after */
+			if (fc_store_reads_clock(estate->rettype, estate->func->fn_rettype) &&
+				!estate->retisnull)
+				fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
 			break;
+		case PLPGSQL_STMT_EXECSQL:
+			if (((PLpgSQL_stmt_execsql *) stmt)->into)
+				fc_check_plinto(estate, ((PLpgSQL_stmt_execsql *) stmt)->target,
+								fc_plexpr_result(((PLpgSQL_stmt_execsql *) stmt)->sqlstmt));
+			break;
+		case PLPGSQL_STMT_FORS:
+			fc_check_plinto(estate, ((PLpgSQL_stmt_fors *) stmt)->var,
+							fc_plexpr_result(((PLpgSQL_stmt_fors *) stmt)->query));
+			break;
+		case PLPGSQL_STMT_FORC:
+			{
+				PLpgSQL_var *cur = (PLpgSQL_var *) estate->datums[((PLpgSQL_stmt_forc *) stmt)->curvar];
+
+				fc_check_plinto(estate, ((PLpgSQL_stmt_forc *) stmt)->var,
+								fc_plexpr_result(cur->cursor_explicit_expr));
+				break;
+			}
 		case PLPGSQL_STMT_RETURN_NEXT:
 			fc_check_plexpr(((PLpgSQL_stmt_return_next *) stmt)->expr);
 			break;
@@ -1426,13 +1690,16 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 
 				/* INTO without STRICT keeps the first row of however many */
 				if (dyn->into && !dyn->strict)
-					fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+					fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+				if (dyn->into)
+					fc_check_plinto_dynamic(estate, dyn->target);
 				fc_check_plexpr(dyn->query);
 				fc_check_plexpr_list(dyn->params);
 				break;
 			}
 		case PLPGSQL_STMT_DYNFORS:
 			fc_check_plexpr(((PLpgSQL_stmt_dynfors *) stmt)->query);
+			fc_check_plinto_dynamic(estate, ((PLpgSQL_stmt_dynfors *) stmt)->var);
 			fc_check_plexpr_list(((PLpgSQL_stmt_dynfors *) stmt)->params);
 			break;
 		case PLPGSQL_STMT_OPEN:
@@ -1440,9 +1707,17 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 			fc_check_plexpr_list(((PLpgSQL_stmt_open *) stmt)->params);
 			break;
 		case PLPGSQL_STMT_FETCH:
-			fc_check_plexpr(((PLpgSQL_stmt_fetch *) stmt)->expr);
-			fc_check_plcursor(estate, ((PLpgSQL_stmt_fetch *) stmt)->curvar);
-			break;
+			{
+				PLpgSQL_stmt_fetch *fetch = (PLpgSQL_stmt_fetch *) stmt;
+				char	   *name = fc_plcursor_name(estate, fetch->curvar);
+				Portal		portal = name != NULL ? SPI_cursor_find(name) : NULL;
+
+				fc_check_plexpr(fetch->expr);
+				fc_check_plcursor(estate, fetch->curvar);
+				if (!fetch->is_move && portal != NULL)
+					fc_check_plinto(estate, fetch->target, portal->tupDesc);
+				break;
+			}
 		case PLPGSQL_STMT_CLOSE:
 			fc_check_plcursor(estate, ((PLpgSQL_stmt_close *) stmt)->curvar);
 			break;
@@ -1452,10 +1727,39 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 	}
 }
 
+/*
+ * A statement of a PL/pgSQL function that planning runs, to fold its call
+ * into a constant (an IMMUTABLE one), or to estimate: what would make a
+ * call fall back means the plan may keep a value replay computes anew.
+ */
+static void
+fc_check_plstmt_folded(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt, bool starting)
+{
+	if (fc_plans_hold_folded_values())
+		return;
+	fc_pl_folding = true;
+	PG_TRY();
+	{
+		if (starting && stmt == (PLpgSQL_stmt *) estate->func->action)
+			fc_check_pltypes(estate);
+		fc_check_plstmt(estate, stmt);
+	}
+	PG_FINALLY();
+	{
+		fc_pl_folding = false;
+	}
+	PG_END_TRY();
+}
+
 /* Before a statement runs; the routine's own block first starts it. */
 static void
 fc_check_plstmt_beg(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 {
+	if (fc_folding_in_planner())
+	{
+		fc_check_plstmt_folded(estate, stmt, true);
+		return;
+	}
 	if (fc_call_active && !fc_call_tainted() &&
 		stmt == (PLpgSQL_stmt *) estate->func->action)
 		fc_check_pltypes(estate);
@@ -1466,6 +1770,11 @@ fc_check_plstmt_beg(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 static void
 fc_check_plstmt_end(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 {
+	if (fc_folding_in_planner())
+	{
+		fc_check_plstmt_folded(estate, stmt, false);
+		return;
+	}
 	if (fc_call_active && !fc_call_tainted() && stmt->cmd_type == PLPGSQL_STMT_OPEN)
 	{
 		char	   *name = fc_plcursor_name(estate, ((PLpgSQL_stmt_open *) stmt)->curvar);

@@ -30,8 +30,13 @@
 #include "nodes/parsenodes.h"
 #include "optimizer/planner.h"
 #include "parser/analyze.h"
+#include "parser/scanner.h"
+#include "parser/gram.h"
+#include "common/keywords.h"
 #include "utils/formatting.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
+#include "miscadmin.h"
 
 #include "procs/procs.h"
 
@@ -86,32 +91,77 @@ fc_type_input_reads_clock(Oid typid)
 {
 	char		category;
 	bool		preferred;
-	Oid			elem = get_element_type(typid);
+	Oid			elem;
 
+	if (!OidIsValid(typid))
+		return false;
+	elem = get_element_type(typid);
 	if (OidIsValid(elem))
 		typid = elem;
-	get_type_category_preferred(getBaseType(typid), &category, &preferred);
+	typid = getBaseType(typid);
+	get_type_category_preferred(typid, &category, &preferred);
+	if (category == TYPCATEGORY_COMPOSITE && get_typtype(typid) == TYPTYPE_COMPOSITE)
+	{
+		/* record_in reads each field with its own input function */
+		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+		bool		reads = false;
+
+		check_stack_depth();
+		for (int i = 0; !reads && i < desc->natts; i++)
+			reads = !TupleDescAttr(desc, i)->attisdropped &&
+				fc_type_input_reads_clock(TupleDescAttr(desc, i)->atttypid);
+		ReleaseTupleDesc(desc);
+		return reads;
+	}
 	return category == TYPCATEGORY_DATETIME || category == TYPCATEGORY_RANGE;
 }
 
 /*
  * Does the quoted literal at (or just after a type name at) this place in
- * the source name a time relative to the clock?
+ * the source name a time relative to the clock?  The SQL lexer reads it,
+ * so that every way of writing a string constant counts: 'now', E'now',
+ * $$now$$, $q$now$q$, U&'now', and 'no' 'w' continued over a line break.
  */
 static bool
 fc_literal_reads_clock(const char *source, int location)
 {
-	const char *quote = source + location;
-	int			len = 0;
+	core_yy_extra_type yyextra;
+	core_yyscan_t scanner;
+	core_YYSTYPE yylval;
+	YYLTYPE		yylloc;
+	volatile bool result = true;	/* no literal found: be careful */
+	volatile bool done = false;
+	MemoryContext cxt = CurrentMemoryContext;
 
-	for (int i = 0; i < 64 && *quote != '\0' && *quote != '\''; i++)
-		quote++;
-	if (*quote != '\'')
-		return false;
-	quote++;
-	while (quote[len] != '\0' && quote[len] != '\'')
-		len++;
-	return fc_text_names_clock(quote, len);
+	scanner = scanner_init(source + location, &yyextra, &ScanKeywords, ScanKeywordTokens);
+	PG_TRY();
+	{
+		/* a type name (timestamptz, time with time zone ...) may come first */
+		for (int i = 0; i < 16 && !done; i++)
+		{
+			int			tok = core_yylex(&yylval, &yylloc, scanner);
+
+			if (tok == 0)
+				break;
+			if (tok == SCONST || tok == USCONST)
+			{
+				/* U&'...' escapes are decoded later: any backslash may hide one */
+				result = fc_text_names_clock(yylval.str, strlen(yylval.str)) ||
+					(tok == USCONST && strchr(yylval.str, '\\') != NULL);
+				done = true;
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		/* what the parser accepted, the lexer reads: be careful all the same */
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		result = true;
+	}
+	PG_END_TRY();
+	scanner_finish(scanner);
+	return result;
 }
 
 /* Does this input text of a date or time name a time relative to now? */
@@ -156,9 +206,25 @@ fc_folding_post_parse(ParseState *pstate, Query *query, JumbleState *jstate)
 {
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
-	if (!fc_folded_values && fc_statement_nested() && pstate->p_sourcetext != NULL &&
-		fc_clock_literal_walker((Node *) query, pstate))
+	if (!fc_folded_values && fc_statement_nested() &&
+		((pstate->p_sourcetext != NULL &&
+		  fc_clock_literal_walker((Node *) query, pstate)) ||
+		 fc_query_names_temporary((Node *) query)))
 		fc_folded_values = true;
+}
+
+/* Is planning running (and so maybe a function it folds)? */
+bool
+fc_folding_in_planner(void)
+{
+	return fc_planning > 0;
+}
+
+/* Something planning ran may have left its result in a plan. */
+void
+fc_folding_mark(void)
+{
+	fc_folded_values = true;
 }
 
 /* May a cached plan in this backend hold a value fixed when it was made? */
@@ -175,7 +241,12 @@ fc_folding_after_utility(Node *stmt)
 	if (IsA(stmt, DiscardStmt) &&
 		(((DiscardStmt *) stmt)->target == DISCARD_PLANS ||
 		 ((DiscardStmt *) stmt)->target == DISCARD_ALL))
+	{
+		/* a call earlier in this transaction may have run such a plan */
+		if (fc_folded_values)
+			fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
 		fc_folded_values = false;
+	}
 }
 
 void

@@ -115,11 +115,15 @@ extern bool fc_expr_replayable(Node *node);
 extern FcFallback fc_plan_replayable(PlannedStmt *pstmt);
 extern bool fc_plan_single_row(PlannedStmt *pstmt);
 extern bool fc_plan_epq_exact(PlannedStmt *pstmt);
+extern bool fc_query_names_temporary(Node *node);
+extern bool fc_type_is_temporary(Oid typid);
 
 /* folded_queries.c */
 extern void fc_register_folding_hooks(void);
 extern void fc_folding_note_query(QueryDesc *qd);
 extern bool fc_plans_hold_folded_values(void);
+extern bool fc_folding_in_planner(void);
+extern void fc_folding_mark(void);
 extern void fc_folding_after_utility(Node *stmt);
 extern bool fc_type_input_reads_clock(Oid typid);
 extern bool fc_text_names_clock(const char *text, int len);

@@ -1,0 +1,180 @@
+--
+-- call_hidden_reads: what a registered call's writes depend on that
+-- neither its plan nor its arguments show, which replay would not repeat:
+-- values the parser or the planner fixed in a cached plan, the session's
+-- temporary objects, a cursor the client opened, PL/pgSQL's own casts of
+-- text to a date or time.  Each falls back to row images; a close variant
+-- that replay repeats stays a CALL record.  The session's cached plans
+-- may keep such a value: its calls fall back until DISCARD PLANS, which
+-- each case ends with.
+--
+CREATE TABLE ch_rows (id int PRIMARY KEY, n int NOT NULL, ts timestamptz) USING fastckpt;
+INSERT INTO ch_rows SELECT g, 0, NULL FROM generate_series(1, 20) g;
+
+-- a clock literal written as a dollar-quoted string, or continued over a
+-- line break; a fixed date written so is fine
+CREATE FUNCTION ch_dollar_now(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = $q$now$q$::timestamptz WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_continued_now(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = 'no'
+'w'::timestamptz WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_dollar_fixed(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = $q$2020-01-01$q$::timestamptz WHERE id = p;
+END $f$;
+-- ... or inside a composite literal
+CREATE TYPE ch_stamp AS (at timestamptz);
+CREATE FUNCTION ch_composite_now(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = ('(now)'::ch_stamp).at WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_dollar_now(int)',
+	'ch_continued_now(int)', 'ch_dollar_fixed(int)', 'ch_composite_now(int)']::regprocedure[]) f;
+SELECT ch_dollar_fixed(1);
+SELECT ch_dollar_now(1);
+DISCARD PLANS;
+SELECT ch_continued_now(2);
+DISCARD PLANS;
+SELECT ch_composite_now(3);
+DISCARD PLANS;
+
+-- a function labelled IMMUTABLE that the planner folds into a cached plan,
+-- whose volatile part PL/pgSQL evaluates without the executor
+CREATE FUNCTION ch_mislabelled() RETURNS int IMMUTABLE LANGUAGE plpgsql AS $f$
+BEGIN
+	RETURN (random() * 1000)::int;
+END $f$;
+CREATE FUNCTION ch_folded(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = ch_mislabelled() WHERE id = 4;
+END $f$;
+SELECT fastckpt_register_procedure('ch_folded(int)');
+SELECT ch_folded(4);
+SELECT ch_folded(4);
+SELECT ch_folded(4);
+DISCARD PLANS;
+
+-- ... and DISCARD PLANS between such a call and its commit does not undo
+-- that the call ran one
+CREATE TABLE ch_cfg (id int PRIMARY KEY, v int NOT NULL) USING fastckpt;
+INSERT INTO ch_cfg VALUES (1, 10);
+CREATE FUNCTION ch_cfg_value() RETURNS int IMMUTABLE LANGUAGE sql AS $f$
+	SELECT v FROM ch_cfg WHERE id = 1
+$f$;
+CREATE FUNCTION ch_reads_cfg(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = ch_cfg_value() WHERE id = 5;
+END $f$;
+SELECT fastckpt_register_procedure('ch_reads_cfg(int)');
+SELECT ch_reads_cfg(5);
+BEGIN;
+SELECT ch_reads_cfg(5);
+DISCARD PLANS;
+COMMIT;
+
+-- the session's temporary objects end with it: a value of a temporary row
+-- type passed in, a variable or a cast of such a type, a function of the
+-- temporary schema, a regclass literal that found a temporary table
+CREATE TEMP TABLE ch_pair (a int, b int);
+CREATE FUNCTION ch_takes_record(p int, r record) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = n + 1 WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_temp_variable(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	x ch_pair;
+BEGIN
+	x.a := p;
+	UPDATE ch_rows SET n = x.a WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_temp_cast(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = (ROW(p, 1)::pg_temp.ch_pair).a WHERE id = p;
+END $f$;
+CREATE FUNCTION pg_temp.ch_double(x int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 2 * x';
+CREATE FUNCTION ch_temp_function(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE 'UPDATE ch_rows SET n = pg_temp.ch_double($1) WHERE id = $1' USING p;
+END $f$;
+CREATE FUNCTION ch_temp_regclass(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = ('ch_pair'::regclass::oid > 0)::int WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_takes_record(int,record)',
+	'ch_temp_variable(int)', 'ch_temp_cast(int)', 'ch_temp_function(int)',
+	'ch_temp_regclass(int)']::regprocedure[]) f;
+SELECT ch_takes_record(6, ROW(1, 2)::ch_pair);
+SELECT ch_temp_variable(7);
+SELECT ch_temp_cast(8);
+DISCARD PLANS;
+SELECT ch_temp_function(9);
+SELECT ch_temp_regclass(10);
+DISCARD PLANS;
+DROP TABLE ch_pair;
+
+-- UPDATE ... WHERE CURRENT OF a cursor the client declared
+CREATE FUNCTION ch_current_of(c refcursor) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = n + 1 WHERE CURRENT OF c;
+END $f$;
+SELECT fastckpt_register_procedure('ch_current_of(refcursor)');
+BEGIN;
+DECLARE ch_cursor CURSOR FOR SELECT * FROM ch_rows WHERE id = 11;
+FETCH ch_cursor;
+SELECT ch_current_of('ch_cursor');
+COMMIT;
+
+-- text stored into a date or time variable by SELECT ... INTO, EXECUTE
+-- ... INTO, or returned as a timestamptz result, runs the input function,
+-- which reads the clock for 'now'; a timestamptz argument does not
+CREATE FUNCTION ch_into(p int, s text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	x timestamptz;
+BEGIN
+	SELECT s INTO x;
+	UPDATE ch_rows SET ts = x WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_execute_into(p int, s text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	x timestamptz;
+BEGIN
+	EXECUTE 'SELECT $1' INTO STRICT x USING s;
+	UPDATE ch_rows SET ts = x WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_as_time(s text) RETURNS timestamptz LANGUAGE plpgsql AS $f$
+BEGIN
+	RETURN s;
+END $f$;
+CREATE FUNCTION ch_returned(p int, s text) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = ch_as_time(s) WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_into_typed(p int, t timestamptz) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	x timestamptz;
+BEGIN
+	SELECT t INTO x;
+	UPDATE ch_rows SET ts = x WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_into(int,text)',
+	'ch_execute_into(int,text)', 'ch_as_time(text)', 'ch_returned(int,text)',
+	'ch_into_typed(int,timestamptz)']::regprocedure[]) f;
+SELECT ch_into(12, 'now');
+SELECT ch_execute_into(13, 'now');
+SELECT ch_returned(14, 'now');
+SELECT ch_into_typed(15, '2020-01-01');
+
+SELECT routine, calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine::text LIKE 'ch\_%' ORDER BY routine::text;
+
+DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now,
+	ch_mislabelled, ch_folded, ch_cfg_value, ch_reads_cfg, ch_takes_record,
+	ch_temp_variable, ch_temp_cast, ch_temp_function, ch_temp_regclass, ch_current_of,
+	ch_into, ch_execute_into, ch_as_time, ch_returned, ch_into_typed;
+DROP TYPE ch_stamp;
+DROP TABLE ch_rows, ch_cfg;
+DELETE FROM fastckpt_procedure_registry;
