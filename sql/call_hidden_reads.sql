@@ -168,13 +168,30 @@ SELECT ch_execute_into(13, 'now');
 SELECT ch_returned(14, 'now');
 SELECT ch_into_typed(15, '2020-01-01');
 
+-- fastckpt_random() in a filter runs for each row the scan reads, which
+-- depends on the plan, even where one row is written; in what that row is
+-- set to, it runs once
+CREATE FUNCTION ch_random_filter(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = n + 1 WHERE fastckpt_random() >= 0 AND id = p;
+END $f$;
+CREATE FUNCTION ch_random_set(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = n + (fastckpt_random() >= 0)::int WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_random_filter(int)',
+	'ch_random_set(int)']::regprocedure[]) f;
+SELECT ch_random_filter(16);
+SELECT ch_random_set(17);
+
 SELECT routine, calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine::text LIKE 'ch\_%' ORDER BY routine::text;
 
 DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now,
 	ch_mislabelled, ch_folded, ch_cfg_value, ch_reads_cfg, ch_takes_record,
 	ch_temp_variable, ch_temp_cast, ch_temp_function, ch_temp_regclass, ch_current_of,
-	ch_into, ch_execute_into, ch_as_time, ch_returned, ch_into_typed;
+	ch_into, ch_execute_into, ch_as_time, ch_returned, ch_into_typed, ch_random_filter,
+	ch_random_set;
 DROP TYPE ch_stamp;
 DROP TABLE ch_rows, ch_cfg;
 DELETE FROM fastckpt_procedure_registry;

@@ -576,6 +576,25 @@ fc_exprs_bad(FcPlanCheck *check, List *exprs)
 	return false;
 }
 
+/*
+ * Quals run for every row a node reads, not only for those it returns: how
+ * many calls of an order-dependent function (fastckpt_random(), a volatile
+ * registered routine) they make depends on the plan, which replay makes
+ * anew, even in a statement that writes one row.
+ */
+static bool
+fc_quals_bad(FcPlanCheck *check, List *quals)
+{
+	bool		order_dependent = false;
+
+	if (fc_expr_walker((Node *) quals, &order_dependent) || order_dependent)
+	{
+		check->reason = FC_FALLBACK_NONDETERMINISTIC;
+		return true;
+	}
+	return false;
+}
+
 static bool fc_plan_walk(FcPlanCheck *check, Plan *plan);
 static bool fc_plan_one_row(PlannedStmt *pstmt, Plan *plan);
 
@@ -760,7 +779,7 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 {
 	if (plan == NULL)
 		return false;
-	if (fc_exprs_bad(check, plan->targetlist) || fc_exprs_bad(check, plan->qual) ||
+	if (fc_exprs_bad(check, plan->targetlist) || fc_quals_bad(check, plan->qual) ||
 		fc_exprs_bad(check, plan->initPlan))
 		return true;
 
@@ -776,7 +795,7 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 
 				if (fc_exprs_bad(check, mt->returningLists) ||
 					fc_exprs_bad(check, mt->onConflictSet) ||
-					fc_exprs_bad(check, (List *) mt->onConflictWhere) ||
+					fc_quals_bad(check, (List *) mt->onConflictWhere) ||
 					fc_exprs_bad(check, mt->withCheckOptionLists) ||
 					fc_exprs_bad(check, mt->mergeActionLists))
 					return true;
@@ -825,7 +844,7 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 			{
 				IndexScan  *is = (IndexScan *) plan;
 
-				if (fc_exprs_bad(check, is->indexqualorig) ||
+				if (fc_quals_bad(check, is->indexqualorig) ||
 					fc_exprs_bad(check, is->indexorderbyorig))
 					return true;
 				fc_index_scan_read(check, is->scan.scanrelid, is->indexid, is->indexqual);
@@ -835,27 +854,27 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 			{
 				IndexOnlyScan *is = (IndexOnlyScan *) plan;
 
-				if (fc_exprs_bad(check, is->indexqual) ||
+				if (fc_quals_bad(check, is->indexqual) ||
 					fc_exprs_bad(check, is->indexorderby) ||
-					fc_exprs_bad(check, is->recheckqual))
+					fc_quals_bad(check, is->recheckqual))
 					return true;
 				fc_index_scan_read(check, is->scan.scanrelid, is->indexid, is->indexqual);
 				break;
 			}
 		case T_BitmapIndexScan:
-			if (fc_exprs_bad(check, ((BitmapIndexScan *) plan)->indexqualorig))
+			if (fc_quals_bad(check, ((BitmapIndexScan *) plan)->indexqualorig))
 				return true;
 			break;
 		case T_BitmapHeapScan:
-			if (fc_exprs_bad(check, ((BitmapHeapScan *) plan)->bitmapqualorig))
+			if (fc_quals_bad(check, ((BitmapHeapScan *) plan)->bitmapqualorig))
 				return true;
 			break;
 		case T_TidScan:
-			if (fc_exprs_bad(check, ((TidScan *) plan)->tidquals))
+			if (fc_quals_bad(check, ((TidScan *) plan)->tidquals))
 				return true;
 			break;
 		case T_TidRangeScan:
-			if (fc_exprs_bad(check, ((TidRangeScan *) plan)->tidrangequals))
+			if (fc_quals_bad(check, ((TidRangeScan *) plan)->tidrangequals))
 				return true;
 			break;
 		case T_SubqueryScan:
@@ -869,21 +888,21 @@ fc_plan_walk(FcPlanCheck *check, Plan *plan)
 				return true;
 			break;
 		case T_NestLoop:
-			if (fc_exprs_bad(check, ((Join *) plan)->joinqual))
+			if (fc_quals_bad(check, ((Join *) plan)->joinqual))
 				return true;
 			break;
 		case T_MergeJoin:
-			if (fc_exprs_bad(check, ((Join *) plan)->joinqual) ||
-				fc_exprs_bad(check, ((MergeJoin *) plan)->mergeclauses))
+			if (fc_quals_bad(check, ((Join *) plan)->joinqual) ||
+				fc_quals_bad(check, ((MergeJoin *) plan)->mergeclauses))
 				return true;
 			break;
 		case T_HashJoin:
-			if (fc_exprs_bad(check, ((Join *) plan)->joinqual) ||
-				fc_exprs_bad(check, ((HashJoin *) plan)->hashclauses))
+			if (fc_quals_bad(check, ((Join *) plan)->joinqual) ||
+				fc_quals_bad(check, ((HashJoin *) plan)->hashclauses))
 				return true;
 			break;
 		case T_Hash:
-			if (fc_exprs_bad(check, ((Hash *) plan)->hashkeys))
+			if (fc_quals_bad(check, ((Hash *) plan)->hashkeys))
 				return true;
 			break;
 		case T_Memoize:
