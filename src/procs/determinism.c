@@ -1154,7 +1154,11 @@ typedef struct FcPlanVerdict
 	int			ntable_reads;
 	Oid		   *table_reads;	/* in the plan's context, like the callback */
 	int8		single_row;		/* fc_plan_single_row's, once asked; else -1 */
+	bool		order_dependent;	/* FcPlanCheck's */
 } FcPlanVerdict;
+
+/* of the plan fc_plan_replayable last judged, for fc_plan_epq_exact */
+static bool fc_last_order_dependent = false;
 
 static HTAB *fc_plan_verdicts = NULL;
 
@@ -1214,6 +1218,7 @@ fc_plan_verdict_remember(FcPlanCheck *check, FcFallback reason, uint64 registry_
 	v->ntable_reads = nreads;
 	v->table_reads = reads;
 	v->single_row = -1;
+	v->order_dependent = check->order_dependent;
 }
 
 /* The verdict entry made for this very plan, if any. */
@@ -1263,6 +1268,15 @@ fc_plan_epq_exact(PlannedStmt *pstmt)
 	ListCell   *lc;
 	Index		locked = 0;
 
+	/*
+	 * A recheck evaluates the statement's expressions again for the new
+	 * version: fastckpt_random() draws again, a volatile registered routine
+	 * runs (and writes) again, where replay, which does not wait, runs them
+	 * once.  Asked right after fc_plan_replayable judged this plan.
+	 */
+	if (fc_last_order_dependent)
+		return false;
+
 	foreach(lc, pstmt->rowMarks)
 	{
 		PlanRowMark *rc = lfirst_node(PlanRowMark, lc);
@@ -1302,6 +1316,7 @@ fc_plan_replayable(PlannedStmt *pstmt)
 	v = fc_plan_verdict_find(pstmt);
 	if (v != NULL && v->registry_version == registry_version)
 	{
+		fc_last_order_dependent = v->order_dependent;
 		if (v->reason == FC_FALLBACK_NONE)
 			for (int i = 0; i < v->ntable_reads; i++)
 				fc_plan_note_read(v->table_reads[i]);
@@ -1313,6 +1328,7 @@ fc_plan_replayable(PlannedStmt *pstmt)
 	check.reason = FC_FALLBACK_NONE;
 	check.table_reads = NIL;
 	reason = fc_plan_check(&check);
+	fc_last_order_dependent = check.order_dependent;
 	fc_plan_verdict_remember(&check, reason, registry_version);
 	if (reason == FC_FALLBACK_NONE)
 	{
