@@ -209,6 +209,22 @@ REINDEX TABLE ix;
 SELECT * FROM ix_check('SELECT count(*) || '' '' || sum(id) FROM ix WHERE grp = 7');
 SELECT * FROM ix_check('SELECT count(*) || '' '' || sum(id) FROM ix WHERE id BETWEEN 1 AND 50');
 DROP INDEX ix_note;
+-- ... in the transaction that moved a row (its indexed column changed) or
+-- deleted a key and inserted it again: the old versions are no duplicates
+CREATE TABLE ix_moved (k int PRIMARY KEY, v text) USING fastckpt;
+CREATE INDEX ix_moved_v ON ix_moved (v);
+INSERT INTO ix_moved SELECT g, 'v' || g FROM generate_series(1, 10) g;
+BEGIN;
+UPDATE ix_moved SET v = 'moved' WHERE k = 3;
+DELETE FROM ix_moved WHERE k = 4;
+INSERT INTO ix_moved VALUES (4, 'again');
+REINDEX TABLE ix_moved;
+CREATE UNIQUE INDEX ix_moved_k ON ix_moved (k);
+COMMIT;
+SET enable_seqscan = off;
+SELECT * FROM ix_moved WHERE k IN (3, 4) ORDER BY k;
+RESET enable_seqscan;
+DROP TABLE ix_moved;
 
 -- GIN, GiST and SP-GiST indexes
 CREATE TABLE ix_other (id int, tags int[], r int4range, p point, t text) USING fastckpt;

@@ -97,7 +97,12 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 				fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
 			{
 				index_it = true;
-				alive = !(v.is_live && fc_xmax_committed(hdr));
+				/*
+				 * Deleted or moved away by a committed transaction, or by
+				 * this one (a REINDEX after its UPDATE): indexed, but left
+				 * out of unique checks, as heap treats a tuple it deleted.
+				 */
+				alive = !(v.is_live && fc_xmax_live(hdr));
 				if (hdr->undo != NULL)
 					index_info->ii_BrokenHotChain = true;
 				fc_store_version(slot, table_rel, slotno, &v);
