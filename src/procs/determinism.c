@@ -1630,8 +1630,13 @@ fc_plexpr_result(PLpgSQL_expr *expr)
 	return ((CachedPlanSource *) llast(sources))->resultDesc;
 }
 
+/*
+ * Check a statement's expressions, before it runs and once it ran; what it
+ * stores INTO variables and RETURNs is compared with what its query gave
+ * once it ran (ran), when the plan and the returned value exist.
+ */
 static void
-fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
+fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt, bool ran)
 {
 	ListCell   *lc;
 
@@ -1681,26 +1686,28 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 			break;
 		case PLPGSQL_STMT_RETURN:
 			fc_check_plexpr(((PLpgSQL_stmt_return *) stmt)->expr);
-			/* once it ran: the value's type, cast to the result type after */
-			if (fc_store_reads_clock(estate->rettype, estate->func->fn_rettype) &&
-				!estate->retisnull)
+			/* the value's type, cast to the result type after */
+			if (ran && !estate->retisnull &&
+				fc_store_reads_clock(estate->rettype, estate->func->fn_rettype))
 				fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
 			break;
 		case PLPGSQL_STMT_EXECSQL:
-			if (((PLpgSQL_stmt_execsql *) stmt)->into)
+			if (ran && ((PLpgSQL_stmt_execsql *) stmt)->into)
 				fc_check_plinto(estate, ((PLpgSQL_stmt_execsql *) stmt)->target,
 								fc_plexpr_result(((PLpgSQL_stmt_execsql *) stmt)->sqlstmt));
 			break;
 		case PLPGSQL_STMT_FORS:
-			fc_check_plinto(estate, ((PLpgSQL_stmt_fors *) stmt)->var,
+			if (ran)
+				fc_check_plinto(estate, ((PLpgSQL_stmt_fors *) stmt)->var,
 							fc_plexpr_result(((PLpgSQL_stmt_fors *) stmt)->query));
 			break;
 		case PLPGSQL_STMT_FORC:
 			{
 				PLpgSQL_var *cur = (PLpgSQL_var *) estate->datums[((PLpgSQL_stmt_forc *) stmt)->curvar];
 
-				fc_check_plinto(estate, ((PLpgSQL_stmt_forc *) stmt)->var,
-								fc_plexpr_result(cur->cursor_explicit_expr));
+				if (ran)
+					fc_check_plinto(estate, ((PLpgSQL_stmt_forc *) stmt)->var,
+									fc_plexpr_result(cur->cursor_explicit_expr));
 				break;
 			}
 		case PLPGSQL_STMT_RETURN_NEXT:
@@ -1745,11 +1752,12 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 			{
 				PLpgSQL_stmt_fetch *fetch = (PLpgSQL_stmt_fetch *) stmt;
 				char	   *name = fc_plcursor_name(estate, fetch->curvar);
-				Portal		portal = name != NULL ? SPI_cursor_find(name) : NULL;
+				Portal		portal;
 
 				fc_check_plexpr(fetch->expr);
 				fc_check_plcursor(estate, fetch->curvar);
-				if (!fetch->is_move && portal != NULL)
+				if (ran && !fetch->is_move && name != NULL &&
+					(portal = SPI_cursor_find(name)) != NULL)
 					fc_check_plinto(estate, fetch->target, portal->tupDesc);
 				break;
 			}
@@ -1777,7 +1785,7 @@ fc_check_plstmt_folded(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt, bool start
 	{
 		if (starting && stmt == (PLpgSQL_stmt *) estate->func->action)
 			fc_check_pltypes(estate);
-		fc_check_plstmt(estate, stmt);
+		fc_check_plstmt(estate, stmt, !starting);
 	}
 	PG_FINALLY();
 	{
@@ -1798,7 +1806,7 @@ fc_check_plstmt_beg(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 	if (fc_call_active && !fc_call_tainted() &&
 		stmt == (PLpgSQL_stmt *) estate->func->action)
 		fc_check_pltypes(estate);
-	fc_check_plstmt(estate, stmt);
+	fc_check_plstmt(estate, stmt, false);
 }
 
 /* Once a statement ran: note the cursor an OPEN opened, then check. */
@@ -1822,7 +1830,7 @@ fc_check_plstmt_end(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 			MemoryContextSwitchTo(old);
 		}
 	}
-	fc_check_plstmt(estate, stmt);
+	fc_check_plstmt(estate, stmt, true);
 }
 
 /*
