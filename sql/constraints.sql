@@ -120,6 +120,14 @@ BEGIN;
 INSERT INTO con_late VALUES (4);
 COMMIT;
 SELECT * FROM con_late;
+-- an orphan updated after its insert, key unchanged, still fails at commit
+CREATE TABLE con_late_note (pid int REFERENCES con_a DEFERRABLE INITIALLY DEFERRED,
+	note text) USING fastckpt;
+BEGIN;
+INSERT INTO con_late_note VALUES (6, 'a');
+UPDATE con_late_note SET note = 'b';
+COMMIT;
+SELECT count(*) FROM con_late_note;
 -- adding a foreign key checks the existing rows
 CREATE TABLE con_orphans (pid int) USING fastckpt;
 INSERT INTO con_orphans VALUES (1), (1), (77);
@@ -148,4 +156,4 @@ DROP TABLE con_fc_to_heap;
 CREATE TEMP TABLE con_temp (pid int REFERENCES con_parent (id));
 
 DROP TABLE con_parent, con_child, con_deferred, con_a, con_b, con_c, con_tree,
-	con_late, con_orphans, con_heap;
+	con_late, con_late_note, con_orphans, con_heap;

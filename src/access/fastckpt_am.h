@@ -45,6 +45,8 @@ extern bool fc_visible_version(FcSlotHeader *hdr, const char *live,
 							   Snapshot snapshot, FcVisible *out);
 extern bool fc_latest_version(FcSlotHeader *hdr, const char *live, FcVisible *out);
 extern void fc_live_version(FcSlotHeader *hdr, const char *live, FcVisible *out);
+extern bool fc_version_replaced_by_own_update(FcSlotHeader *hdr, FcUndo *undo,
+											  CommandId cid, FcVisible *out);
 extern bool fc_xmin_visible_mvcc(TransactionId xmin, CommandId cmin,
 								 uint16 *flags, Snapshot snapshot);
 extern bool fc_xmin_committed(TransactionId xmin, uint16 *flags);
@@ -203,6 +205,7 @@ extern TM_Result fc_tuple_update(Relation rel, ItemPointer otid,
 								 LockTupleMode *lockmode,
 								 bool *update_indexes);
 extern void fc_finish_bulk_insert(Relation rel, int options);
+extern FcUndo *fc_take_replaced_row(Relation rel, ItemPointer tid, CommandId *cid);
 extern uint64 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple,
 							TransactionId xid, CommandId cid, uint16 extra_flags,
 							uint32 spec_token, uint16 moved_from);

@@ -127,17 +127,46 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	return found;
 }
 
+/* The version an in-place update by this command replaced, if still there. */
+static bool
+fc_fetch_replaced_version(Relation rel, FcTable *tbl, uint64 slotno,
+						  FcUndo *undo, CommandId cid, TupleTableSlot *slot)
+{
+	LWLock	   *lock = fc_slot_lock(tbl, slotno);
+	FcVisible	v;
+	bool		found;
+
+	LWLockAcquire(lock, LW_SHARED);
+	found = fc_version_replaced_by_own_update(fc_slot_header(tbl, slotno), undo,
+											  cid, &v);
+	if (found)
+		fc_store_version(slot, rel, slotno, &v);
+	LWLockRelease(lock);
+	return found;
+}
+
+/*
+ * Right after an in-place update, the executor's SnapshotAny fetch of the
+ * same TID reads the old row for AFTER UPDATE triggers: it gets the
+ * version the update replaced (see fc_take_replaced_row).
+ */
 bool
 fc_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 						   TupleTableSlot *slot)
 {
 	FcTable    *tbl;
 	uint64		slotno;
+	FcUndo	   *replaced;
+	CommandId	cid;
 
 	fc_gate_wait(rel);
 	tbl = fc_table_for_rel(rel);
+	replaced = fc_take_replaced_row(rel, tid, &cid);
 	if (!fc_tid_in_range(tbl, tid, &slotno))
 		return false;
+	if (replaced != NULL && snapshot->snapshot_type == SNAPSHOT_ANY &&
+		fc_fetch_replaced_version(rel, tbl, slotno, replaced, cid, slot))
+		return true;
 	return fc_fetch_slot_version(rel, tbl, slotno, snapshot, slot);
 }
 

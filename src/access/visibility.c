@@ -396,6 +396,23 @@ fc_latest_version(FcSlotHeader *hdr, const char *live, FcVisible *out)
 	return fc_newest_settled(hdr, live, out);
 }
 
+/*
+ * The version that this transaction's command cid replaced in place, if
+ * undo is still the record that update pushed: the live version must be
+ * that update's, not rolled back since.
+ */
+bool
+fc_version_replaced_by_own_update(FcSlotHeader *hdr, FcUndo *undo, CommandId cid,
+								  FcVisible *out)
+{
+	if (!(hdr->flags & FC_SLOT_USED) || (hdr->flags & (FC_SLOT_DEAD | FC_XMIN_ABORTED)) ||
+		hdr->undo != undo || hdr->cmin != cid || undo->superseded_by != hdr->xmin ||
+		!TransactionIdIsCurrentTransactionId(hdr->xmin))
+		return false;
+	fc_set_undo(hdr, undo, hdr->xmin, out);
+	return true;
+}
+
 /* The live version as it is, whatever its state (for conflict reports). */
 void
 fc_live_version(FcSlotHeader *hdr, const char *live, FcVisible *out)
