@@ -28,6 +28,7 @@ OBJS = \
 	src/access/relid_cache.o \
 	src/access/ssi.o \
 	src/access/row_lock.o \
+	src/access/tid_versions.o \
 	src/access/ddl.o \
 	src/access/storage_options.o \
 	src/access/index_build.o \

@@ -104,5 +104,44 @@ SELECT id, xmax = 0 AS unlocked FROM rv_sys WHERE id = 1 FOR UPDATE;
 SELECT id, xmax = pg_current_xact_id()::xid AS locked_by_me FROM rv_sys WHERE id = 1;
 COMMIT;
 
-DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys;
-DROP FUNCTION rv_show_transition(), rv_show_new(), rv_bump_first();
+-- a row one statement reaches twice after updating it: skipped again under
+-- REPEATABLE READ with a BEFORE UPDATE trigger (which locks it first), for
+-- a join and for a CTE that updated it; MERGE and ON CONFLICT refuse it;
+-- ON CONFLICT also after a BEFORE INSERT trigger updated it
+CREATE TABLE rv_twice (id int PRIMARY KEY, v int);
+CREATE TABLE rv_src (k int) USING heap;
+INSERT INTO rv_twice VALUES (1, 0);
+INSERT INTO rv_src VALUES (1), (1);
+CREATE FUNCTION rv_pass() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN new;
+END $$;
+CREATE TRIGGER rv_twice_before BEFORE UPDATE ON rv_twice FOR EACH ROW EXECUTE FUNCTION rv_pass();
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+UPDATE rv_twice SET v = v + 1 FROM rv_src WHERE rv_src.k = rv_twice.id RETURNING rv_twice.*;
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+WITH u AS (UPDATE rv_twice SET v = v + 10 WHERE id = 1 RETURNING id)
+	SELECT t.id, t.v FROM u JOIN rv_twice t USING (id) FOR UPDATE OF t;
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+MERGE INTO rv_twice USING rv_src ON rv_src.k = rv_twice.id
+	WHEN MATCHED THEN UPDATE SET v = v + 100;
+ROLLBACK;
+UPDATE rv_twice SET v = v + 1 FROM rv_src WHERE rv_src.k = rv_twice.id;
+SELECT * FROM rv_twice;
+CREATE FUNCTION rv_bump_existing() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE rv_twice SET v = v + 1 WHERE id = new.id;
+	RETURN new;
+END $$;
+CREATE TRIGGER rv_twice_before_insert BEFORE INSERT ON rv_twice FOR EACH ROW EXECUTE FUNCTION rv_bump_existing();
+INSERT INTO rv_twice VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET v = 1000;
+DROP TRIGGER rv_twice_before_insert ON rv_twice;
+INSERT INTO rv_twice VALUES (1, 0), (1, 0) ON CONFLICT (id) DO UPDATE SET v = 1000;
+INSERT INTO rv_twice VALUES (2, 0), (2, 0) ON CONFLICT (id) DO UPDATE SET v = 1000;
+SELECT * FROM rv_twice;
+
+DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys, rv_twice, rv_src;
+DROP FUNCTION rv_show_transition(), rv_show_new(), rv_bump_first(), rv_pass(),
+	rv_bump_existing();

@@ -205,10 +205,20 @@ extern TM_Result fc_tuple_update(Relation rel, ItemPointer otid,
 								 LockTupleMode *lockmode,
 								 bool *update_indexes);
 extern void fc_finish_bulk_insert(Relation rel, int options);
-extern FcUndo *fc_take_replaced_row(Relation rel, ItemPointer tid, CommandId *cid);
 extern uint64 fc_insert_row(Relation rel, FcTable *tbl, HeapTuple tuple,
 							TransactionId xid, CommandId cid, uint16 extra_flags,
 							uint32 spec_token, uint16 moved_from);
+
+/* ---- tid_versions.c ---- */
+
+extern void fc_note_replaced_row(Relation rel, ItemPointer tid, CommandId cid,
+								 FcUndo *undo);
+extern void fc_forget_replaced_row(void);
+extern FcUndo *fc_take_replaced_row(Relation rel, ItemPointer tid, CommandId *cid);
+extern void fc_note_probed_row(Relation rel, ItemPointer tid, TransactionId xmin,
+							   CommandId cmin);
+extern bool fc_take_probed_row(Relation rel, ItemPointer tid, TransactionId xmin,
+							   CommandId cmin);
 
 /* ---- row_lock.c ---- */
 

@@ -292,48 +292,6 @@ fc_insert_triggers_need_new_row(Relation rel)
 		fc_has_user_after_row_trigger(trigdesc, TRIGGER_TYPE_INSERT);
 }
 
-/*
- * The row an in-place update just replaced, for its AFTER UPDATE
- * foreign-key triggers.  The executor reads the old row back by TID right
- * after the update (ExecARUpdateTriggers); the TID now names the new
- * version, but a foreign key must be shown the version before the update,
- * or it would always re-check (and lock the referenced row FOR KEY SHARE)
- * as if the key had changed.  Taken by the next row fetch, whatever it is.
- */
-static struct
-{
-	Oid			relid;
-	ItemPointerData tid;
-	CommandId	cid;
-	FcUndo	   *undo;			/* the replaced version, pushed by that update */
-} fc_replaced_row;
-
-static void
-fc_note_replaced_row(Relation rel, ItemPointer tid, CommandId cid, FcUndo *undo)
-{
-	fc_replaced_row.relid = RelationGetRelid(rel);
-	fc_replaced_row.tid = *tid;
-	fc_replaced_row.cid = cid;
-	fc_replaced_row.undo = undo;
-}
-
-/*
- * The undo record holding the version the last in-place update replaced,
- * if it was of this row; forgets it either way.
- */
-FcUndo *
-fc_take_replaced_row(Relation rel, ItemPointer tid, CommandId *cid)
-{
-	FcUndo	   *undo = fc_replaced_row.undo;
-
-	fc_replaced_row.undo = NULL;
-	if (undo == NULL || fc_replaced_row.relid != RelationGetRelid(rel) ||
-		!ItemPointerEquals(&fc_replaced_row.tid, tid))
-		return NULL;
-	*cid = fc_replaced_row.cid;
-	return undo;
-}
-
 /* Shared by UPDATE and DELETE: wait out conflicts, return the check result. */
 static FcRowCheck
 fc_lock_for_write(Relation rel, FcTable *tbl, uint64 slotno, ItemPointer tid,
@@ -472,7 +430,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TransactionId shown_lockers;
 	bool		shown_multi;
 
-	fc_replaced_row.undo = NULL;
+	fc_forget_replaced_row();
 	slotno = fc_slot_of_tid(rel, tbl, otid);
 	sp = fc_slot_ptr(tbl, slotno);
 	hdr = (FcSlotHeader *) sp;
@@ -563,6 +521,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		LWLockRelease(fc_slot_lock(tbl, slotno));
 
 		fc_undo_enqueue(tbl, undo);
+		/* only foreign-key triggers come next: the others move the row */
 		if (rel->trigdesc != NULL && rel->trigdesc->trig_update_after_row)
 			fc_note_replaced_row(rel, otid, cid, undo);
 		slot->tts_tid = *otid;

@@ -602,13 +602,16 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		check = fc_check_row(hdr, slotno, cid, snapshot, mode, true, latest, &conflict);
 
 		/*
-		 * A caller that did not find the row through its own scan (ON
-		 * CONFLICT probes the index for the newest version) meets the
-		 * version this very command created: for heap that is a version
-		 * inserted by the current command, i.e. invisible.
+		 * ON CONFLICT locks the newest version, which its dirty probe found:
+		 * written by this command or a trigger it fired, heap calls that
+		 * version invisible ("cannot affect row a second time").  A TID a
+		 * scan found names the version the scan saw, which such a write
+		 * modified: reported so, the executor skips the row, or fails if a
+		 * trigger wrote it (see tid_versions.c).
 		 */
-		if (check == FC_ROW_SELF_MODIFIED && !follow && hdr->cmin == cid &&
-			TransactionIdIsCurrentTransactionId(hdr->xmin))
+		if (check == FC_ROW_SELF_MODIFIED && !follow && hdr->cmin >= cid &&
+			TransactionIdIsCurrentTransactionId(hdr->xmin) &&
+			fc_take_probed_row(rel, &cur, hdr->xmin, hdr->cmin))
 			check = FC_ROW_INVISIBLE;
 		if (check == FC_ROW_OK)
 		{

@@ -1,0 +1,112 @@
+/*-------------------------------------------------------------------------
+ *
+ * tid_versions.c
+ *	  Which version of a row the executor means by a TID.
+ *
+ * On heap a TID names one version of a row.  Here an in-place update keeps
+ * the row's TID, so the same TID stands for the version a scan returned,
+ * for the version an update just replaced, and for the newest version.
+ * Two executor paths need a version other than the one the callbacks would
+ * otherwise pick, and the access method sees them coming only from the
+ * call just before:
+ *
+ * - right after an in-place update, ExecARUpdateTriggers reads the old row
+ *   back by TID for its AFTER UPDATE triggers (foreign keys: were they
+ *   shown the new row, the check would always run and lock the referenced
+ *   row FOR KEY SHARE, as if the key had changed);
+ * - INSERT ... ON CONFLICT locks the row its uniqueness probe found with a
+ *   dirty snapshot: the newest version, which the current command (or a
+ *   trigger it fired) may have written, and which heap then reports as
+ *   invisible ("cannot affect row a second time").  A TID a scan found
+ *   names an older version, which heap reports as modified by the command,
+ *   and the executor skips the row.
+ *
+ * Each note is taken by the next call that reads it and holds only if the
+ * row is still as noted, so a note left behind by an error is harmless.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/rel.h"
+
+#include "access/fastckpt_am.h"
+
+static struct
+{
+	Oid			relid;
+	ItemPointerData tid;
+	CommandId	cid;
+	FcUndo	   *undo;			/* the replaced version; NULL: no note */
+} fc_replaced_row;
+
+static struct
+{
+	Oid			relid;			/* InvalidOid: no note */
+	ItemPointerData tid;
+	TransactionId xmin;			/* the live version the probe found */
+	CommandId	cmin;
+} fc_probed_row;
+
+/* An in-place update by command cid pushed the replaced version as undo. */
+void
+fc_note_replaced_row(Relation rel, ItemPointer tid, CommandId cid, FcUndo *undo)
+{
+	fc_replaced_row.relid = RelationGetRelid(rel);
+	fc_replaced_row.tid = *tid;
+	fc_replaced_row.cid = cid;
+	fc_replaced_row.undo = undo;
+}
+
+void
+fc_forget_replaced_row(void)
+{
+	fc_replaced_row.undo = NULL;
+}
+
+/*
+ * The undo record holding the version the last in-place update replaced,
+ * if it was of this row; forgets it either way.  The caller checks, under
+ * the slot latch, that the record still is that version
+ * (fc_version_replaced_by_own_update).
+ */
+FcUndo *
+fc_take_replaced_row(Relation rel, ItemPointer tid, CommandId *cid)
+{
+	FcUndo	   *undo = fc_replaced_row.undo;
+
+	fc_replaced_row.undo = NULL;
+	if (undo == NULL || fc_replaced_row.relid != RelationGetRelid(rel) ||
+		!ItemPointerEquals(&fc_replaced_row.tid, tid))
+		return NULL;
+	*cid = fc_replaced_row.cid;
+	return undo;
+}
+
+/* A dirty-snapshot index probe found this live version of the row. */
+void
+fc_note_probed_row(Relation rel, ItemPointer tid, TransactionId xmin, CommandId cmin)
+{
+	fc_probed_row.relid = RelationGetRelid(rel);
+	fc_probed_row.tid = *tid;
+	fc_probed_row.xmin = xmin;
+	fc_probed_row.cmin = cmin;
+}
+
+/*
+ * Is the row's live version (xmin, cmin) the one the last dirty probe
+ * found at this TID?  Forgets the probe either way.
+ */
+bool
+fc_take_probed_row(Relation rel, ItemPointer tid, TransactionId xmin, CommandId cmin)
+{
+	bool		same;
+
+	same = OidIsValid(fc_probed_row.relid) &&
+		fc_probed_row.relid == RelationGetRelid(rel) &&
+		ItemPointerEquals(&fc_probed_row.tid, tid) &&
+		TransactionIdEquals(fc_probed_row.xmin, xmin) &&
+		fc_probed_row.cmin == cmin;
+	fc_probed_row.relid = InvalidOid;
+	return same;
+}
