@@ -219,6 +219,7 @@ extern void fc_note_probed_row(Relation rel, ItemPointer tid, TransactionId xmin
 							   CommandId cmin);
 extern bool fc_take_probed_row(Relation rel, ItemPointer tid, TransactionId xmin,
 							   CommandId cmin);
+extern void fc_forget_probed_row(void);
 
 /* ---- row_lock.c ---- */
 

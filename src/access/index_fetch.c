@@ -40,6 +40,8 @@ typedef struct FcIndexFetch
 	IndexFetchTableData base;
 	FcTable    *tbl;
 	bool		reset_seen;		/* a probe has started */
+	bool		rescanned;		/* index_rescan'd: an executor probe, not a
+								 * uniqueness check inside an index insertion */
 	bool		hit_since_reset;	/* a row went back to a query since */
 	FcTableReadMark mark;		/* taken at the last reset */
 } FcIndexFetch;
@@ -60,6 +62,7 @@ fc_index_fetch_reset(IndexFetchTableData *sscan)
 {
 	FcIndexFetch *scan = (FcIndexFetch *) sscan;
 
+	scan->rescanned = true;
 	if (likely(!fc_read_set_active))
 		return;
 	if (scan->reset_seen && !scan->hit_since_reset)
@@ -113,7 +116,7 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 		scan->hit_since_reset |= found;
 	}
 	fc_ssi_read(sscan->rel, slotno, hdr, found ? &v : NULL, snapshot);
-	if (found && snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	if (found && snapshot->snapshot_type == SNAPSHOT_DIRTY && scan->rescanned)
 		fc_note_probed_row(sscan->rel, tid, hdr->xmin, hdr->cmin);
 	if (found)
 		fc_store_version(slot, sscan->rel, slotno, &v);

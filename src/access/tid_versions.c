@@ -22,7 +22,11 @@
  *   and the executor skips the row.
  *
  * Each note is taken by the next call that reads it and holds only if the
- * row is still as noted, so a note left behind by an error is harmless.
+ * row is still as noted.  Only executor probes (index_rescan first) are
+ * noted, not the uniqueness checks of index insertions, and a probe note is
+ * dropped when a statement ends: ON CONFLICT probes and locks within one
+ * executor run, and a probe that locked nothing (DO NOTHING, inside a
+ * trigger) must not be taken for its lock by the outer statement.
  *
  *-------------------------------------------------------------------------
  */
@@ -109,4 +113,16 @@ fc_take_probed_row(Relation rel, ItemPointer tid, TransactionId xmin, CommandId 
 		fc_probed_row.cmin == cmin;
 	fc_probed_row.relid = InvalidOid;
 	return same;
+}
+
+/*
+ * A probe is only ON CONFLICT's if its lock comes in the same executor
+ * run: forget it when a statement ends (one run inside a trigger, e.g. an
+ * INSERT ... ON CONFLICT DO NOTHING, must not leave it to the outer
+ * statement's next row lock).
+ */
+void
+fc_forget_probed_row(void)
+{
+	fc_probed_row.relid = InvalidOid;
 }

@@ -730,6 +730,7 @@ fc_executor_finish(QueryDesc *qd)
 static void
 fc_executor_end(QueryDesc *qd)
 {
+	fc_forget_probed_row();
 	fc_read_statement_end(qd);
 	if (fc_call.query == qd && fc_call.state == FC_CALL_RUNNING)
 	{
