@@ -9,7 +9,7 @@
 -- each case ends with.
 --
 CREATE TABLE ch_rows (id int PRIMARY KEY, n int NOT NULL, ts timestamptz) USING fastckpt;
-INSERT INTO ch_rows SELECT g, 0, NULL FROM generate_series(1, 20) g;
+INSERT INTO ch_rows SELECT g, 0, NULL FROM generate_series(1, 40) g;
 
 -- a clock literal written as a dollar-quoted string, or continued over a
 -- line break; a fixed date written so is fine
@@ -184,6 +184,146 @@ SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_random_filter(int)',
 SELECT ch_random_filter(16);
 SELECT ch_random_set(17);
 
+-- PL/pgSQL's other run-time casts into a date or time: a FOREACH loop
+-- variable, RETURN NEXT, a bound cursor's arguments (OPEN, FOR)
+CREATE FUNCTION ch_foreach(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timestamptz;
+	a text[] := ARRAY['no' || 'w'];
+BEGIN
+	FOREACH t IN ARRAY a LOOP
+	END LOOP;
+	UPDATE ch_rows SET ts = t WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_foreach_typed(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timestamptz;
+	a timestamp[] := ARRAY['2020-01-01'::timestamp];
+BEGIN
+	FOREACH t IN ARRAY a LOOP
+	END LOOP;
+	UPDATE ch_rows SET ts = t WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_times() RETURNS SETOF timestamptz LANGUAGE plpgsql IMMUTABLE AS $f$
+DECLARE
+	s text := 'no' || 'w';
+BEGIN
+	RETURN NEXT s;
+END $f$;
+CREATE FUNCTION ch_return_next(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	INSERT INTO ch_rows SELECT p, 0, x FROM ch_times() x;
+END $f$;
+CREATE FUNCTION ch_open_argument(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	c CURSOR (a timestamptz) FOR SELECT a;
+	t timestamptz;
+	s text := 'no' || 'w';
+BEGIN
+	OPEN c(s);
+	FETCH c INTO t;
+	CLOSE c;
+	UPDATE ch_rows SET ts = t WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_for_argument(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	c CURSOR (a timestamptz) FOR SELECT a AS v;
+	s text := 'no' || 'w';
+BEGIN
+	FOR r IN c(s) LOOP
+		UPDATE ch_rows SET ts = r.v WHERE id = p;
+	END LOOP;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_foreach(int)',
+	'ch_foreach_typed(int)', 'ch_return_next(int)',
+	'ch_open_argument(int)', 'ch_for_argument(int)']::regprocedure[]) f;
+SELECT ch_foreach(18);
+SELECT ch_foreach_typed(19);
+SELECT ch_return_next(41);
+SELECT ch_open_argument(21);
+SELECT ch_for_argument(22);
+
+-- text reaches a date or time through other types' text too: an array of
+-- text, an enum, xml (INTO, DECLARE defaults, RETURN)
+CREATE TYPE ch_word AS ENUM ('now', 'later');
+CREATE FUNCTION ch_into_array(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timestamptz[];
+BEGIN
+	SELECT ARRAY['no' || 'w'] INTO STRICT t;
+	UPDATE ch_rows SET ts = t[1] WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_into_enum(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timestamptz;
+BEGIN
+	SELECT 'now'::ch_word INTO STRICT t;
+	UPDATE ch_rows SET ts = t WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_into_xml(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timestamptz;
+BEGIN
+	SELECT xmlparse(content 'no' || 'w') INTO STRICT t;
+	UPDATE ch_rows SET ts = t WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_default_enum(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timestamptz := 'now'::ch_word;
+BEGIN
+	UPDATE ch_rows SET ts = t WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_stamps(s text) RETURNS timestamptz[] LANGUAGE plpgsql AS $f$
+BEGIN
+	RETURN ARRAY[s];
+END $f$;
+CREATE FUNCTION ch_return_array(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = (ch_stamps('now'))[1] WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_into_array(int)',
+	'ch_into_enum(int)', 'ch_into_xml(int)', 'ch_default_enum(int)',
+	'ch_stamps(text)', 'ch_return_array(int)']::regprocedure[]) f;
+SELECT ch_into_array(23);
+SELECT ch_into_enum(24);
+SELECT ch_into_xml(25);
+SELECT ch_default_enum(26);
+SELECT ch_return_array(27);
+
+-- a temporary domain hiding a permanent one of the same name: the cast
+-- names the session's domain, which replay would not find
+CREATE DOMAIN ch_positive AS int CHECK (VALUE > 0);
+CREATE FUNCTION ch_domain_cast(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = (p - 100)::ch_positive WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure('ch_domain_cast(int)');
+CREATE DOMAIN pg_temp.ch_positive AS int;
+SELECT ch_domain_cast(28);
+DROP DOMAIN pg_temp.ch_positive;
+DISCARD PLANS;
+
+-- the planner inlines a LANGUAGE sql function, parsing its body as it
+-- plans: a clock literal there is fixed in the plan, whatever the
+-- function's volatility; one without is fine
+CREATE FUNCTION ch_sql_now() RETURNS timestamptz LANGUAGE sql AS $$ SELECT 'now'::timestamptz $$;
+CREATE FUNCTION ch_sql_fixed() RETURNS timestamptz LANGUAGE sql AS $$ SELECT '2020-01-01'::timestamptz $$;
+CREATE FUNCTION ch_inlined_now(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = ch_sql_now() WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_inlined_fixed(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = ch_sql_fixed() WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_inlined_now(int)',
+	'ch_inlined_fixed(int)']::regprocedure[]) f;
+-- (validating ch_sql_now's body as it was created parsed the literal too)
+DISCARD PLANS;
+SELECT ch_inlined_fixed(29);
+SELECT ch_inlined_now(30);
+DISCARD PLANS;
+
 SELECT routine, calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine::text LIKE 'ch\_%' ORDER BY routine::text;
 
@@ -191,7 +331,11 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_mislabelled, ch_folded, ch_cfg_value, ch_reads_cfg, ch_takes_record,
 	ch_temp_variable, ch_temp_cast, ch_temp_function, ch_temp_regclass, ch_current_of,
 	ch_into, ch_execute_into, ch_as_time, ch_returned, ch_into_typed, ch_random_filter,
-	ch_random_set;
-DROP TYPE ch_stamp;
+	ch_random_set, ch_foreach, ch_foreach_typed, ch_times, ch_return_next,
+	ch_open_argument, ch_for_argument, ch_into_array, ch_into_enum, ch_into_xml,
+	ch_default_enum, ch_stamps, ch_return_array, ch_domain_cast, ch_sql_now,
+	ch_sql_fixed, ch_inlined_now, ch_inlined_fixed;
+DROP TYPE ch_stamp, ch_word;
+DROP DOMAIN ch_positive;
 DROP TABLE ch_rows, ch_cfg;
 DELETE FROM fastckpt_procedure_registry;

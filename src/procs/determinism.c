@@ -255,6 +255,7 @@ fc_node_named_type(Node *node)
 		case T_ArrayCoerceExpr:
 		case T_ConvertRowtypeExpr:
 		case T_ArrayExpr:
+		case T_CoerceToDomain:
 			return exprType(node);
 		default:
 			return InvalidOid;
@@ -1423,8 +1424,6 @@ static void
 fc_check_plcast(PLpgSQL_expr *expr, PLpgSQL_datum *target)
 {
 	Oid			typid;
-	char		category;
-	bool		preferred;
 	Const	   *c;
 
 	if (expr == NULL || expr->expr_simple_expr == NULL ||
@@ -1433,8 +1432,8 @@ fc_check_plcast(PLpgSQL_expr *expr, PLpgSQL_datum *target)
 	typid = ((PLpgSQL_var *) target)->datatype->typoid;
 	if (expr->expr_simple_type == typid || !fc_type_input_reads_clock(typid))
 		return;
-	get_type_category_preferred(getBaseType(expr->expr_simple_type), &category, &preferred);
-	if (category != TYPCATEGORY_STRING && category != TYPCATEGORY_UNKNOWN)
+	/* a date or time value converts by a cast; anything else may go by its text */
+	if (fc_type_input_reads_clock(expr->expr_simple_type))
 		return;
 	c = (Const *) expr->expr_simple_expr;
 	if (IsA(c, Const) && (c->constisnull ||
@@ -1536,14 +1535,15 @@ fc_check_plcursor(PLpgSQL_execstate *estate, int curvar)
 static bool
 fc_store_reads_clock(Oid src, Oid dst)
 {
-	char		category;
-	bool		preferred;
-
 	if (!OidIsValid(src) || !OidIsValid(dst) || src == dst ||
 		!fc_type_input_reads_clock(dst))
 		return false;
-	get_type_category_preferred(getBaseType(src), &category, &preferred);
-	return category == TYPCATEGORY_STRING || category == TYPCATEGORY_UNKNOWN;
+	/*
+	 * PL/pgSQL converts through text where the parser knows no assignment
+	 * cast (an enum, xml, an array of text ...): only a date or time type
+	 * (or an array or range of one) converts by a cast of its own.
+	 */
+	return !fc_type_input_reads_clock(src);
 }
 
 /* The type a target field (a variable of a row target) stores as. */
@@ -1679,8 +1679,33 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt, bool ran)
 			fc_check_plexpr(((PLpgSQL_stmt_fori *) stmt)->step);
 			break;
 		case PLPGSQL_STMT_FOREACH_A:
-			fc_check_plexpr(((PLpgSQL_stmt_foreach_a *) stmt)->expr);
-			break;
+			{
+				PLpgSQL_stmt_foreach_a *fe = (PLpgSQL_stmt_foreach_a *) stmt;
+				TupleDesc	arr = fc_plexpr_result(fe->expr);
+				Oid			arrtype = (arr != NULL && arr->natts > 0) ?
+					TupleDescAttr(arr, 0)->atttypid : InvalidOid;
+				Oid			src = InvalidOid;
+				PLpgSQL_datum *var = estate->datums[fe->varno];
+
+				if (OidIsValid(arrtype))
+					src = fe->slice > 0 ? arrtype : get_element_type(getBaseType(arrtype));
+
+				fc_check_plexpr(fe->expr);
+				if (ran && OidIsValid(src))
+				{
+					if (var->dtype == PLPGSQL_DTYPE_ROW)
+					{
+						PLpgSQL_row *row = (PLpgSQL_row *) var;
+
+						for (int i = 0; i < row->nfields; i++)
+							if (fc_type_input_reads_clock(fc_datum_type(estate->datums[row->varnos[i]])))
+								fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+					}
+					else if (fc_store_reads_clock(src, fc_datum_type(var)))
+						fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+				}
+				break;
+			}
 		case PLPGSQL_STMT_EXIT:
 			fc_check_plexpr(((PLpgSQL_stmt_exit *) stmt)->cond);
 			break;
@@ -1708,11 +1733,36 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt, bool ran)
 				if (ran)
 					fc_check_plinto(estate, ((PLpgSQL_stmt_forc *) stmt)->var,
 									fc_plexpr_result(cur->cursor_explicit_expr));
+				if (ran && ((PLpgSQL_stmt_forc *) stmt)->argquery != NULL &&
+					cur->cursor_explicit_argrow >= 0)
+					fc_check_plinto(estate,
+									(PLpgSQL_variable *) estate->datums[cur->cursor_explicit_argrow],
+									fc_plexpr_result(((PLpgSQL_stmt_forc *) stmt)->argquery));
 				break;
 			}
 		case PLPGSQL_STMT_RETURN_NEXT:
-			fc_check_plexpr(((PLpgSQL_stmt_return_next *) stmt)->expr);
-			break;
+			{
+				PLpgSQL_stmt_return_next *rn = (PLpgSQL_stmt_return_next *) stmt;
+				TupleDesc	dst = estate->tuple_store_desc;
+
+				fc_check_plexpr(rn->expr);
+				/* a scalar is cast to the result column at run time */
+				if (ran && dst != NULL && dst->natts == 1 && !estate->retistuple)
+				{
+					Oid			src = InvalidOid;
+
+					if (rn->retvarno >= 0)
+						src = fc_datum_type(estate->datums[rn->retvarno]);
+					else if (rn->expr != NULL && rn->expr->expr_simple_expr != NULL)
+						src = rn->expr->expr_simple_type;
+					else if (fc_plexpr_result(rn->expr) != NULL &&
+							 fc_plexpr_result(rn->expr)->natts > 0)
+						src = TupleDescAttr(fc_plexpr_result(rn->expr), 0)->atttypid;
+					if (fc_store_reads_clock(src, TupleDescAttr(dst, 0)->atttypid))
+						fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+				}
+				break;
+			}
 		case PLPGSQL_STMT_RETURN_QUERY:
 			fc_check_plexpr(((PLpgSQL_stmt_return_query *) stmt)->dynquery);
 			fc_check_plexpr_list(((PLpgSQL_stmt_return_query *) stmt)->params);
@@ -1745,9 +1795,19 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt, bool ran)
 			fc_check_plexpr_list(((PLpgSQL_stmt_dynfors *) stmt)->params);
 			break;
 		case PLPGSQL_STMT_OPEN:
-			fc_check_plexpr(((PLpgSQL_stmt_open *) stmt)->dynquery);
-			fc_check_plexpr_list(((PLpgSQL_stmt_open *) stmt)->params);
-			break;
+			{
+				PLpgSQL_stmt_open *op = (PLpgSQL_stmt_open *) stmt;
+				PLpgSQL_var *cur = (PLpgSQL_var *) estate->datums[op->curvar];
+
+				fc_check_plexpr(op->dynquery);
+				fc_check_plexpr_list(op->params);
+				/* the arguments of a bound cursor are stored INTO its parameters */
+				if (ran && op->argquery != NULL && cur->cursor_explicit_argrow >= 0)
+					fc_check_plinto(estate,
+									(PLpgSQL_variable *) estate->datums[cur->cursor_explicit_argrow],
+									fc_plexpr_result(op->argquery));
+				break;
+			}
 		case PLPGSQL_STMT_FETCH:
 			{
 				PLpgSQL_stmt_fetch *fetch = (PLpgSQL_stmt_fetch *) stmt;

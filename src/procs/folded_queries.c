@@ -12,7 +12,8 @@
  *	  a query reading tables (or calling something volatile) leaves what
  *	  the query returned then, while the tables change;
  *	- parsing turns the literals 'now', 'today', 'tomorrow' and 'yesterday'
- *	  of a date or time type into the time they were parsed at.
+ *	  of a date or time type into the time they were parsed at; so does
+ *	  planning, for the body of a LANGUAGE sql function it inlines.
  *
  * A call that ran such a plan cannot be logged as a CALL record; and which
  * cached plan a call will run, made before it or in another routine, is
@@ -24,19 +25,24 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "common/keywords.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
 #include "optimizer/planner.h"
 #include "parser/analyze.h"
 #include "parser/scanner.h"
-#include "parser/gram.h"
-#include "common/keywords.h"
+#include "parser/gram.h"			/* after scanner.h, which it needs */
+#include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
-#include "miscadmin.h"
 
 #include "procs/procs.h"
 
@@ -45,11 +51,67 @@ static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 static int	fc_planning = 0;	/* planner depth in this backend */
 static bool fc_folded_values = false;
 
+static bool fc_scan_clock_literals(const char *source, int max_tokens,
+								   bool first_only);
+
+/*
+ * A user's LANGUAGE sql function the planner may inline: its body, parsed
+ * then (no post-parse hook runs for it), replaces the call in the plan,
+ * which no longer names the function; a literal such as 'now' in it is
+ * read at that moment and kept in the plan.
+ */
+static bool
+fc_sql_body_names_clock(Oid funcid, void *context)
+{
+	HeapTuple	tup;
+	bool		result = false;
+
+	if (funcid < FirstNormalObjectId)
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(tup);
+		bool		isnull;
+		Datum		src;
+
+		if (proc->prolang == SQLlanguageId)
+		{
+			(void) SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosqlbody, &isnull);
+			if (isnull)			/* not BEGIN ATOMIC: parsed when used */
+			{
+				src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+				result = !isnull &&
+					fc_scan_clock_literals(TextDatumGetCString(src), -1, false);
+			}
+		}
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+static bool
+fc_inlined_body_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, fc_sql_body_names_clock, NULL))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, fc_inlined_body_walker, context, 0);
+	return expression_tree_walker(node, fc_inlined_body_walker, context);
+}
+
 static PlannedStmt *
 fc_folding_planner(Query *parse, const char *query_string, int cursorOptions,
 				   ParamListInfo boundParams)
 {
 	PlannedStmt *result;
+
+	/* the plan may hold what the inlined body computed as it was parsed */
+	if (!fc_folded_values && fc_statement_nested() &&
+		fc_inlined_body_walker((Node *) parse, NULL))
+		fc_folded_values = true;
 
 	fc_planning++;
 	PG_TRY();
@@ -117,38 +179,41 @@ fc_type_input_reads_clock(Oid typid)
 }
 
 /*
- * Does the quoted literal at (or just after a type name at) this place in
- * the source name a time relative to the clock?  The SQL lexer reads it,
- * so that every way of writing a string constant counts: 'now', E'now',
- * $$now$$, $q$now$q$, U&'now', and 'no' 'w' continued over a line break.
+ * Does a quoted literal of this SQL text name a time relative to the
+ * clock?  With first_only, the first one within max_tokens tokens decides
+ * (none: yes); else any of the text's.  The SQL lexer reads them, so that
+ * every way of writing a string constant counts: 'now', E'now', $$now$$,
+ * $q$now$q$, U&'now', and 'no' 'w' continued over a line break.
  */
 static bool
-fc_literal_reads_clock(const char *source, int location)
+fc_scan_clock_literals(const char *source, int max_tokens, bool first_only)
 {
 	core_yy_extra_type yyextra;
 	core_yyscan_t scanner;
 	core_YYSTYPE yylval;
 	YYLTYPE		yylloc;
-	volatile bool result = true;	/* no literal found: be careful */
-	volatile bool done = false;
+	volatile bool result = first_only;	/* no literal found: be careful */
 	MemoryContext cxt = CurrentMemoryContext;
 
-	scanner = scanner_init(source + location, &yyextra, &ScanKeywords, ScanKeywordTokens);
+	scanner = scanner_init(source, &yyextra, &ScanKeywords, ScanKeywordTokens);
 	PG_TRY();
 	{
-		/* a type name (timestamptz, time with time zone ...) may come first */
-		for (int i = 0; i < 16 && !done; i++)
+		for (int i = 0; max_tokens < 0 || i < max_tokens; i++)
 		{
 			int			tok = core_yylex(&yylval, &yylloc, scanner);
+			bool		names;
 
 			if (tok == 0)
 				break;
-			if (tok == SCONST || tok == USCONST)
+			if (tok != SCONST && tok != USCONST)
+				continue;
+			/* U&'...' escapes are decoded later: any backslash may hide one */
+			names = fc_text_names_clock(yylval.str, strlen(yylval.str)) ||
+				(tok == USCONST && strchr(yylval.str, '\\') != NULL);
+			if (first_only || names)
 			{
-				/* U&'...' escapes are decoded later: any backslash may hide one */
-				result = fc_text_names_clock(yylval.str, strlen(yylval.str)) ||
-					(tok == USCONST && strchr(yylval.str, '\\') != NULL);
-				done = true;
+				result = names;
+				break;
 			}
 		}
 	}
@@ -162,6 +227,13 @@ fc_literal_reads_clock(const char *source, int location)
 	PG_END_TRY();
 	scanner_finish(scanner);
 	return result;
+}
+
+static bool
+fc_literal_reads_clock(const char *source, int location)
+{
+	/* a type name (timestamptz, time with time zone ...) may come first */
+	return fc_scan_clock_literals(source + location, 16, true);
 }
 
 /* Does this input text of a date or time name a time relative to now? */
