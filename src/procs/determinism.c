@@ -1494,13 +1494,36 @@ fc_check_pltypes(PLpgSQL_execstate *estate)
  * client, a refcursor handed in) was planned, and maybe read from, outside
  * the call, and does not exist at replay.
  */
-static List *fc_call_portals = NIL;
+typedef struct FcPortalName
+{
+	char		name[NAMEDATALEN];	/* as the portal manager keys portals */
+} FcPortalName;
+
+static HTAB *fc_call_portals = NULL;	/* made at the call's first OPEN */
 
 void
 fc_plpgsql_call_begin(void)
 {
-	list_free_deep(fc_call_portals);
-	fc_call_portals = NIL;
+	if (fc_call_portals != NULL)
+	{
+		hash_destroy(fc_call_portals);
+		fc_call_portals = NULL;
+	}
+}
+
+static void
+fc_note_call_portal(const char *name)
+{
+	if (fc_call_portals == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = NAMEDATALEN;
+		ctl.entrysize = sizeof(FcPortalName);
+		fc_call_portals = hash_create("pg_fastckpt call cursors", 16, &ctl,
+									  HASH_ELEM | HASH_STRINGS);
+	}
+	(void) hash_search(fc_call_portals, name, HASH_ENTER, NULL);
 }
 
 /* The portal name a cursor variable holds, or NULL. */
@@ -1516,14 +1539,13 @@ static void
 fc_check_plcursor(PLpgSQL_execstate *estate, int curvar)
 {
 	char	   *name = fc_plcursor_name(estate, curvar);
-	ListCell   *lc;
 
 	if (name == NULL)
 		return;					/* PL/pgSQL says it is null */
-	foreach(lc, fc_call_portals)
-		if (strcmp((char *) lfirst(lc), name) == 0)
-			return;
-	fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+	if (fc_call_portals == NULL ||
+		hash_search(fc_call_portals, name, HASH_FIND, NULL) == NULL)
+		fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+	pfree(name);
 }
 
 /*
@@ -1884,10 +1906,8 @@ fc_check_plstmt_end(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt)
 
 		if (name != NULL)
 		{
-			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-			fc_call_portals = lappend(fc_call_portals, pstrdup(name));
-			MemoryContextSwitchTo(old);
+			fc_note_call_portal(name);
+			pfree(name);
 		}
 	}
 	fc_check_plstmt(estate, stmt, true);
