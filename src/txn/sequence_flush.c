@@ -62,6 +62,14 @@ static XLogRecPtr fc_session_sequence_lsn = InvalidXLogRecPtr;
 static List *fc_aborted_relations = NIL;
 
 /*
+ * Past this many, the next fastckpt commit flushes all the WAL written
+ * before the rollback instead: a session that keeps rolling back
+ * transactions on many relations (temporary tables made and dropped)
+ * would otherwise grow the list, and each commit's look at it, unbounded.
+ */
+#define FC_ABORTED_RELATIONS_MAX	64
+
+/*
  * Relations of this database this backend holds RowExclusiveLock on: the
  * fast-path slots, then the main lock table.  Only relation ids are
  * gathered here (under LWLocks); which of them are sequences is asked
@@ -180,6 +188,12 @@ fc_note_aborted_sequences(void)
 	relids = fc_row_exclusive_relations();
 	fc_aborted_relations = list_concat_unique_oid(fc_aborted_relations, relids);
 	list_free(relids);
+	if (list_length(fc_aborted_relations) > FC_ABORTED_RELATIONS_MAX)
+	{
+		fc_session_sequence_lsn = Max(fc_session_sequence_lsn, GetXLogInsertRecPtr());
+		list_free(fc_aborted_relations);
+		fc_aborted_relations = NIL;
+	}
 	MemoryContextSwitchTo(oldcxt);
 }
 

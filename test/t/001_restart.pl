@@ -281,11 +281,18 @@ is($node->safe_psql('postgres',
 # abort record was not flushed.
 $node->safe_psql('postgres', q{CREATE SEQUENCE seq_retry;
 CREATE TABLE seq_retried (id bigint PRIMARY KEY, v text) USING fastckpt});
-for my $round (1 .. 3)
+# round 4's rollback also held 70 other tables: past the number of
+# relations a session keeps, all the WAL before the rollback is flushed
+my $many = join(', ', map { "seq_many_$_" } 1 .. 70);
+$node->safe_psql('postgres',
+	join('', map { "CREATE TABLE seq_many_$_ (n int);" } 1 .. 70));
+for my $round (1 .. 4)
 {
+	my $lock_many = $round == 4 ? "LOCK TABLE $many IN ROW EXCLUSIVE MODE;" : '';
 	my $id = $node->safe_psql('postgres', "CHECKPOINT;
 		BEGIN;
 		SELECT nextval('seq_retry') AS id \\gset
+		$lock_many
 		ROLLBACK;
 		INSERT INTO seq_retried VALUES (:id, 'retried $round') RETURNING id");
 	crash_postmaster($node);
