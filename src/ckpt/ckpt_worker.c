@@ -122,7 +122,8 @@ fc_checkpointer_main(Datum arg)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 FC_CKPT_POLL_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		if (ShutdownRequestPending)
+		/* recovery may have opened the tables meanwhile: then checkpoint first */
+		if (ShutdownRequestPending && !fc_gate_is_open())
 			proc_exit(0);
 	}
 	fc_ckpt_set_writer_latch();

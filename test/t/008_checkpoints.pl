@@ -691,6 +691,28 @@ INSERT INTO t2 SELECT generate_series(1, 1000);
 	is(recovery_stat($node)->{checkpoint_seq}, $next, 'and the same checkpoint is loaded again');
 	is(fingerprint($node), $expected, 'with the same contents');
 
+	# a fast stop right after recovery opened the tables: the checkpoint
+	# worker, still waiting for them, must take the shutdown checkpoint
+	# rather than exit (else every start replays that log again)
+	$node->safe_psql('postgres', 'UPDATE t SET n = n + 1 WHERE id = 1');
+	$expected = fingerprint($node);
+	ok(crash_postmaster($node), 'postmaster killed after an update');
+	$node->start;
+	my $open = '';
+	for (my $i = 0; $i < 3000 && $open ne 't'; $i++)
+	{
+		$open = $node->safe_psql('postgres',
+			'SELECT tables_open FROM fastckpt_stat_recovery');
+	}
+	is($open, 't', 'startup recovery opened the tables');
+	$offset = -s $node->logfile;
+	$node->stop('fast');
+	ok($node->log_contains(qr/pg_fastckpt: checkpoint \d+ at CSN \d+ written in /, $offset),
+		'a fast stop as the tables opened wrote a checkpoint');
+	start_and_open($node, 'start after that stop') or return;
+	is(recovery_stat($node)->{log_bytes}, 0, 'which left no log to replay');
+	is(fingerprint($node), $expected, 'with the same contents');
+
 	subtest 'permissions' => sub {
 		$node->safe_psql('postgres', q{
 CREATE ROLE plain LOGIN;
