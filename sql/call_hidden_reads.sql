@@ -244,7 +244,7 @@ SELECT ch_open_argument(21);
 SELECT ch_for_argument(22);
 
 -- text reaches a date or time through other types' text too: an array of
--- text, an enum, xml (INTO, DECLARE defaults, RETURN)
+-- text, an enum (INTO, DECLARE defaults, RETURN)
 CREATE TYPE ch_word AS ENUM ('now', 'later');
 CREATE FUNCTION ch_into_array(p int) RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE
@@ -258,13 +258,6 @@ DECLARE
 	t timestamptz;
 BEGIN
 	SELECT 'now'::ch_word INTO STRICT t;
-	UPDATE ch_rows SET ts = t WHERE id = p;
-END $f$;
-CREATE FUNCTION ch_into_xml(p int) RETURNS void LANGUAGE plpgsql AS $f$
-DECLARE
-	t timestamptz;
-BEGIN
-	SELECT xmlparse(content 'no' || 'w') INTO STRICT t;
 	UPDATE ch_rows SET ts = t WHERE id = p;
 END $f$;
 CREATE FUNCTION ch_default_enum(p int) RETURNS void LANGUAGE plpgsql AS $f$
@@ -282,11 +275,10 @@ BEGIN
 	UPDATE ch_rows SET ts = (ch_stamps('now'))[1] WHERE id = p;
 END $f$;
 SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_into_array(int)',
-	'ch_into_enum(int)', 'ch_into_xml(int)', 'ch_default_enum(int)',
+	'ch_into_enum(int)', 'ch_default_enum(int)',
 	'ch_stamps(text)', 'ch_return_array(int)']::regprocedure[]) f;
 SELECT ch_into_array(23);
 SELECT ch_into_enum(24);
-SELECT ch_into_xml(25);
 SELECT ch_default_enum(26);
 SELECT ch_return_array(27);
 
@@ -332,7 +324,7 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_temp_variable, ch_temp_cast, ch_temp_function, ch_temp_regclass, ch_current_of,
 	ch_into, ch_execute_into, ch_as_time, ch_returned, ch_into_typed, ch_random_filter,
 	ch_random_set, ch_foreach, ch_foreach_typed, ch_times, ch_return_next,
-	ch_open_argument, ch_for_argument, ch_into_array, ch_into_enum, ch_into_xml,
+	ch_open_argument, ch_for_argument, ch_into_array, ch_into_enum,
 	ch_default_enum, ch_stamps, ch_return_array, ch_domain_cast, ch_sql_now,
 	ch_sql_fixed, ch_inlined_now, ch_inlined_fixed;
 DROP TYPE ch_stamp, ch_word;
