@@ -95,7 +95,7 @@ REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
 	unique_insert call_read_conflict call_catalog_change partition_move \
-	serializable trigger_recheck lock_upgrade foreign_keys
+	serializable trigger_recheck lock_upgrade foreign_keys rr_committed_update
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

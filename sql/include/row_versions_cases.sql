@@ -179,6 +179,36 @@ UPDATE rv_twice SET v = rv_twice.v + 1 FROM (VALUES (1), (2), (1)) s(id)
 	WHERE s.id = rv_twice.id RETURNING rv_twice.*;
 COMMIT;
 
-DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys, rv_twice, rv_src, rv_defer;
+-- the same after an ON CONFLICT DO NOTHING of the statement found the row:
+-- a FOR UPDATE, a BEFORE DELETE trigger's lock
+CREATE TABLE rv_probe (id int PRIMARY KEY, v int);
+INSERT INTO rv_probe VALUES (1, 10), (2, 20);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+WITH u AS (UPDATE rv_probe SET v = v + 1 WHERE id = 1 RETURNING id),
+	i AS (INSERT INTO rv_probe VALUES (1, 0) ON CONFLICT DO NOTHING RETURNING id),
+	l AS MATERIALIZED (SELECT id FROM rv_probe WHERE id = 1 FOR UPDATE)
+SELECT (SELECT count(*) FROM u) AS updated, (SELECT count(*) FROM i) AS inserted,
+	(SELECT count(*) FROM l) AS locked;
+ROLLBACK;
+CREATE FUNCTION rv_pass_old() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN old;
+END $$;
+CREATE TRIGGER rv_probe_before_delete BEFORE DELETE ON rv_probe FOR EACH ROW EXECUTE FUNCTION rv_pass_old();
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+WITH u AS (UPDATE rv_probe SET v = v + 1 WHERE id = 1 RETURNING id),
+	i AS (INSERT INTO rv_probe VALUES (1, 0) ON CONFLICT DO NOTHING RETURNING id),
+	d AS (DELETE FROM rv_probe WHERE id = 1 RETURNING id)
+SELECT (SELECT count(*) FROM u) AS updated, (SELECT count(*) FROM i) AS inserted,
+	(SELECT count(*) FROM d) AS deleted;
+ROLLBACK;
+-- an upsert of a row this transaction updated before reports an update
+BEGIN;
+UPDATE rv_probe SET v = v + 1 WHERE id = 2;
+INSERT INTO rv_probe VALUES (2, 0) ON CONFLICT (id) DO UPDATE SET v = rv_probe.v + 10
+	RETURNING id, v, xmax = 0 AS inserted;
+COMMIT;
+
+DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys, rv_twice, rv_src, rv_defer, rv_probe;
 DROP FUNCTION rv_show_transition(), rv_show_new(), rv_bump_first(), rv_pass(),
-	rv_bump_existing(), rv_insert_nothing(), rv_try(text);
+	rv_bump_existing(), rv_insert_nothing(), rv_try(text), rv_pass_old();

@@ -94,6 +94,9 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
+	/* a row a scan found is not ON CONFLICT's probed row (tid_versions.c) */
+	if (snapshot->snapshot_type != SNAPSHOT_DIRTY)
+		fc_forget_probed_row();
 	if (!fc_tid_in_range(scan->tbl, tid, &slotno))
 		return false;
 
@@ -167,6 +170,9 @@ fc_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	fc_gate_wait(rel);
 	tbl = fc_table_for_rel(rel);
 	replaced = fc_take_replaced_row(rel, tid, &cid);
+	/* a row a TID scan found is not ON CONFLICT's probed row */
+	if (IsMVCCSnapshot(snapshot))
+		fc_forget_probed_row();
 	if (!fc_tid_in_range(tbl, tid, &slotno))
 		return false;
 	if (replaced != NULL && snapshot->snapshot_type == SNAPSHOT_ANY &&

@@ -191,6 +191,30 @@ fc_check_row(FcSlotHeader *hdr, uint64 slotno, CommandId cid,
 			return FC_ROW_INVISIBLE;
 		if (!is_lock || fc_modes_conflict(LockTupleNoKeyExclusive, mode))
 		{
+			/*
+			 * A transaction snapshot whose version a committed transaction
+			 * already replaced fails at once, as on heap (whose version's
+			 * xmax names that committed updater): no wait for the running
+			 * one.
+			 */
+			if (!follow && IsolationUsesXactSnapshot() && snapshot != NULL &&
+				IsMVCCSnapshot(snapshot))
+			{
+				FcUndo	   *u;
+
+				for (u = hdr->undo; u != NULL; u = u->prev)
+				{
+					/* the running updater's own earlier versions */
+					if (!fc_xmin_committed(u->xmin, &u->flags))
+						continue;
+					if (!fc_xmin_visible_mvcc(u->xmin, u->cmin, &u->flags, snapshot))
+					{
+						conflict->xmax = u->xmin;
+						return FC_ROW_UPDATED;
+					}
+					break;
+				}
+			}
 			conflict->wait_xid = hdr->xmin;
 			conflict->holds_lock = fc_current_xact_holds_lock(hdr, LockTupleKeyShare);
 			return FC_ROW_WAIT;
@@ -395,10 +419,11 @@ fc_add_row_lock(FcSlotHeader *hdr, LockTupleMode mode)
 {
 	if (fc_current_xact_holds_lock(hdr, mode))
 		return;
-	/* an in-place update or a deletion of ours already excludes others */
-	if (TransactionIdIsCurrentTransactionId(hdr->xmin) && hdr->undo != NULL &&
-		mode <= LockTupleNoKeyExclusive)
-		return;
+	/*
+	 * An in-place update of ours already excludes others, but the lock is
+	 * still recorded: heap keeps it in xmax and carries it to the next
+	 * version, which ON CONFLICT ... RETURNING (xmax = 0) relies on.
+	 */
 	if (TransactionIdIsValid(hdr->xmax) && !(hdr->flags & FC_XMAX_ABORTED) &&
 		TransactionIdIsCurrentTransactionId(hdr->xmax))
 		return;
@@ -609,7 +634,8 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		 * modified: reported so, the executor skips the row, or fails if a
 		 * trigger wrote it (see tid_versions.c).
 		 */
-		if (check == FC_ROW_SELF_MODIFIED && !follow && hdr->cmin >= cid &&
+		if (check == FC_ROW_SELF_MODIFIED && !follow &&
+			!(flags & TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS) && hdr->cmin >= cid &&
 			TransactionIdIsCurrentTransactionId(hdr->xmin) &&
 			fc_take_probed_row(rel, &cur, hdr->xmin, hdr->cmin))
 			check = FC_ROW_INVISIBLE;

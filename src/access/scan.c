@@ -254,6 +254,8 @@ fc_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 {
 	FcScanDesc *scan = (FcScanDesc *) sscan;
 
+	/* a row a scan found is not ON CONFLICT's probed row (tid_versions.c) */
+	fc_forget_probed_row();
 	if (sscan->rs_parallel == NULL)
 	{
 		if (!fc_scan_serial(scan, direction, slot))
@@ -330,6 +332,7 @@ fc_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
 	FcScanDesc *scan = (FcScanDesc *) sscan;
 	uint64		nslots = fc_table_nslots(scan->tbl);
 
+	fc_forget_probed_row();
 	for (;;)
 	{
 		uint64		slotno;

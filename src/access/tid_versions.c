@@ -23,10 +23,12 @@
  *
  * Each note is taken by the next call that reads it and holds only if the
  * row is still as noted.  Only executor probes (index_rescan first) are
- * noted, not the uniqueness checks of index insertions, and a probe note is
- * dropped when a statement ends: ON CONFLICT probes and locks within one
- * executor run, and a probe that locked nothing (DO NOTHING, inside a
- * trigger) must not be taken for its lock by the outer statement.
+ * noted, not the uniqueness checks of index insertions, and only locks
+ * other than ExecLockRows' (TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS) may
+ * take one.  ON CONFLICT locks right after its probe, so a probe note is
+ * dropped as soon as a scan returns a row, and when a statement ends: a
+ * probe that locked nothing (DO NOTHING, an exclusion check) must not be
+ * taken for the lock of a row a scan found.
  *
  *-------------------------------------------------------------------------
  */
