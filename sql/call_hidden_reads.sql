@@ -316,6 +316,105 @@ SELECT ch_inlined_fixed(29);
 SELECT ch_inlined_now(30);
 DISCARD PLANS;
 
+-- CURRENT_SCHEMA with pg_temp first in the path names the session's own
+-- temporary schema; with public first it is fine
+CREATE FUNCTION ch_schema_temp(p int) RETURNS void LANGUAGE plpgsql
+SET search_path = pg_temp, public AS $f$
+BEGIN
+	UPDATE ch_rows SET n = length(CURRENT_SCHEMA) WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_schema_public(p int) RETURNS void LANGUAGE plpgsql
+SET search_path = public, pg_temp AS $f$
+BEGIN
+	UPDATE ch_rows SET n = length(CURRENT_SCHEMA) WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_schema_temp(int)',
+	'ch_schema_public(int)']::regprocedure[]) f;
+CREATE TEMP TABLE ch_make_temp_schema (a int);
+SELECT ch_schema_temp(31);
+SELECT ch_schema_public(32);
+
+-- a time with time zone but no date takes the zone's offset on the
+-- current date (daylight saving time): a time stored INTO a timetz
+-- variable, and a timetz literal (which the session's cached plans keep);
+-- one made from a timestamptz is fine
+CREATE FUNCTION ch_timetz_from_time(p int, s time) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timetz;
+BEGIN
+	SELECT s INTO t;
+	UPDATE ch_rows SET n = extract(timezone_hour FROM t) WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_timetz_from_stamp(p int, s timestamptz) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t timetz;
+BEGIN
+	SELECT s INTO t;
+	UPDATE ch_rows SET n = extract(timezone_hour FROM t) WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_timetz_literal(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = extract(timezone_hour FROM '12:00'::timetz) WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_timetz_from_time(int,time)',
+	'ch_timetz_from_stamp(int,timestamptz)', 'ch_timetz_literal(int)']::regprocedure[]) f;
+SELECT ch_timetz_from_time(33, '12:00');
+SELECT ch_timetz_from_stamp(34, '2020-06-01 12:00+00');
+SELECT ch_timetz_literal(35);
+DISCARD PLANS;
+
+-- a row of another type stored into a composite variable converts each
+-- field, text 'now' into a timestamptz field through its input function
+-- (:=, a DECLARE default); a row of the same type is fine
+CREATE TYPE ch_moment AS (at timestamptz);
+CREATE FUNCTION ch_row_assign(p int, s text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	v ch_moment;
+BEGIN
+	v := ROW(s);
+	UPDATE ch_rows SET ts = v.at WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_row_default(p int, s text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	v ch_moment := ROW(s);
+BEGIN
+	UPDATE ch_rows SET ts = v.at WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_row_same(p int, m ch_moment) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	v ch_moment;
+BEGIN
+	v := m;
+	UPDATE ch_rows SET ts = v.at WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_row_assign(int,text)',
+	'ch_row_default(int,text)', 'ch_row_same(int,ch_moment)']::regprocedure[]) f;
+SELECT ch_row_assign(36, 'now');
+SELECT ch_row_default(37, 'now');
+SELECT ch_row_same(38, ROW('2020-01-01 00:00+00'));
+
+-- GET DIAGNOSTICS ... PG_CONTEXT: the call stack as text, in the session's
+-- lc_messages (replay's stack differs too); ROW_COUNT is fine
+CREATE FUNCTION ch_context(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	c text;
+BEGIN
+	GET DIAGNOSTICS c = PG_CONTEXT;
+	UPDATE ch_rows SET n = length(c) WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_row_count(p int) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	c bigint;
+BEGIN
+	UPDATE ch_rows SET n = n + 1 WHERE id = p;
+	GET DIAGNOSTICS c = ROW_COUNT;
+	UPDATE ch_rows SET n = n + c WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_context(int)',
+	'ch_row_count(int)']::regprocedure[]) f;
+SELECT ch_context(39);
+SELECT ch_row_count(40);
+
 SELECT routine, calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine::text LIKE 'ch\_%' ORDER BY routine::text;
 
@@ -326,8 +425,10 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_random_set, ch_foreach, ch_foreach_typed, ch_times, ch_return_next,
 	ch_open_argument, ch_for_argument, ch_into_array, ch_into_enum,
 	ch_default_enum, ch_stamps, ch_return_array, ch_domain_cast, ch_sql_now,
-	ch_sql_fixed, ch_inlined_now, ch_inlined_fixed;
-DROP TYPE ch_stamp, ch_word;
+	ch_sql_fixed, ch_inlined_now, ch_inlined_fixed, ch_schema_temp, ch_schema_public,
+	ch_timetz_from_time, ch_timetz_from_stamp, ch_timetz_literal, ch_row_assign,
+	ch_row_default, ch_row_same, ch_context, ch_row_count;
+DROP TYPE ch_stamp, ch_word, ch_moment;
 DROP DOMAIN ch_positive;
 DROP TABLE ch_rows, ch_cfg;
 DELETE FROM fastckpt_procedure_registry;

@@ -342,8 +342,20 @@ fc_expr_walker(Node *node, void *context)
 			case SVFOP_CURRENT_USER:
 			case SVFOP_USER:
 			case SVFOP_CURRENT_CATALOG:
-			case SVFOP_CURRENT_SCHEMA:
 				return false;
+			case SVFOP_CURRENT_SCHEMA:
+				{
+					/*
+					 * pg_temp named first in search_path: the session's own
+					 * pg_temp_N, another one (or none) at replay
+					 */
+					List	   *path = fetch_search_path(false);
+					bool		temp = path != NIL &&
+						isAnyTempNamespace(linitial_oid(path));
+
+					list_free(path);
+					return temp;
+				}
 			default:
 				return true;	/* the clock, or the session's user */
 		}
@@ -1416,22 +1428,65 @@ fc_type_checks_bad(Oid typid)
 }
 
 /*
+ * timetz (an array or domain of it): a conversion into it from anything but
+ * timetz or timestamptz (text without an offset, time) takes the zone's
+ * offset on the current date, which replay does not share.
+ */
+static bool
+fc_cast_to_timetz_reads_date(Oid src, Oid dst)
+{
+	Oid			elem;
+
+	if (!OidIsValid(src) || !fc_type_is_timetz(dst) || fc_type_is_timetz(src))
+		return false;
+	elem = get_element_type(src);
+	if (OidIsValid(elem))
+		src = elem;
+	return getBaseType(src) != TIMESTAMPTZOID;
+}
+
+/*
  * Storing a simple expression's text into a variable of a date or time
  * type runs the type's input function, which reads the clock for 'now',
  * 'today' ...: fine for a constant that names none.
  */
+static TupleDesc fc_plexpr_result(PLpgSQL_expr *expr);
+
 static void
 fc_check_plcast(PLpgSQL_expr *expr, PLpgSQL_datum *target)
 {
 	Oid			typid;
 	Const	   *c;
 
+	if (expr != NULL && target->dtype == PLPGSQL_DTYPE_REC)
+	{
+		/*
+		 * A row of another type is converted field by field, through the
+		 * fields' text where their types differ (a text 'now' into a
+		 * timestamptz field).
+		 */
+		TupleDesc	result = fc_plexpr_result(expr);
+		Oid			src = expr->expr_simple_expr != NULL ? expr->expr_simple_type :
+			(result != NULL && result->natts > 0 ? TupleDescAttr(result, 0)->atttypid :
+			 InvalidOid);
+
+		/* (not prepared yet as the statement starts: checked as it ends) */
+		typid = ((PLpgSQL_rec *) target)->rectypeid;
+		if (OidIsValid(src) && src != typid && fc_type_input_reads_clock(typid))
+			fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+		return;
+	}
 	if (expr == NULL || expr->expr_simple_expr == NULL ||
 		target->dtype != PLPGSQL_DTYPE_VAR)
 		return;
 	typid = ((PLpgSQL_var *) target)->datatype->typoid;
 	if (expr->expr_simple_type == typid || !fc_type_input_reads_clock(typid))
 		return;
+	if (fc_cast_to_timetz_reads_date(expr->expr_simple_type, typid))
+	{
+		fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
+		return;
+	}
 	/* a date or time value converts by a cast; anything else may go by its text */
 	if (fc_type_input_reads_clock(expr->expr_simple_type))
 		return;
@@ -1454,7 +1509,10 @@ fc_check_pldefault(PLpgSQL_datum *datum)
 		fc_check_plcast(((PLpgSQL_var *) datum)->default_val, datum);
 	}
 	else if (datum->dtype == PLPGSQL_DTYPE_REC)
+	{
 		fc_check_plexpr(((PLpgSQL_rec *) datum)->default_val);
+		fc_check_plcast(((PLpgSQL_rec *) datum)->default_val, datum);
+	}
 }
 
 /*
@@ -1560,6 +1618,8 @@ fc_store_reads_clock(Oid src, Oid dst)
 	if (!OidIsValid(src) || !OidIsValid(dst) || src == dst ||
 		!fc_type_input_reads_clock(dst))
 		return false;
+	if (fc_cast_to_timetz_reads_date(src, dst))
+		return true;
 	/*
 	 * PL/pgSQL converts through text where the parser knows no assignment
 	 * cast (an enum, xml, an array of text ...): only a date or time type
@@ -1845,6 +1905,12 @@ fc_check_plstmt(PLpgSQL_execstate *estate, PLpgSQL_stmt *stmt, bool ran)
 			}
 		case PLPGSQL_STMT_CLOSE:
 			fc_check_plcursor(estate, ((PLpgSQL_stmt_close *) stmt)->curvar);
+			break;
+		case PLPGSQL_STMT_GETDIAG:
+			/* the call stack as text: in lc_messages, and replay's differs */
+			foreach(lc, ((PLpgSQL_stmt_getdiag *) stmt)->diag_items)
+				if (((PLpgSQL_diag_item *) lfirst(lc))->kind == PLPGSQL_GETDIAG_CONTEXT)
+					fc_pl_taint(FC_FALLBACK_NONDETERMINISTIC);
 			break;
 		default:
 			/* the rest run their queries through the executor */

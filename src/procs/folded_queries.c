@@ -236,6 +236,17 @@ fc_literal_reads_clock(const char *source, int location)
 	return fc_scan_clock_literals(source + location, 16, true);
 }
 
+/* timetz, or an array or domain of it */
+bool
+fc_type_is_timetz(Oid typid)
+{
+	Oid			elem = get_element_type(typid);
+
+	if (OidIsValid(elem))
+		typid = elem;
+	return OidIsValid(typid) && getBaseType(typid) == TIMETZOID;
+}
+
 /* Does this input text of a date or time name a time relative to now? */
 bool
 fc_text_names_clock(const char *text, int len)
@@ -258,8 +269,12 @@ fc_clock_literal_walker(Node *node, ParseState *pstate)
 	{
 		Const	   *c = (Const *) node;
 
-		return !c->constisnull && c->location >= 0 &&
-			fc_type_input_reads_clock(c->consttype) &&
+		if (c->constisnull || c->location < 0)
+			return false;
+		/* a time with time zone takes the zone's offset on today's date */
+		if (fc_type_is_timetz(c->consttype))
+			return true;
+		return fc_type_input_reads_clock(c->consttype) &&
 			fc_literal_reads_clock(pstate->p_sourcetext, c->location);
 	}
 	if (IsA(node, Query))

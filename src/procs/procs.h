@@ -126,6 +126,7 @@ extern bool fc_folding_in_planner(void);
 extern void fc_folding_mark(void);
 extern void fc_folding_after_utility(Node *stmt);
 extern bool fc_type_input_reads_clock(Oid typid);
+extern bool fc_type_is_timetz(Oid typid);
 extern bool fc_text_names_clock(const char *text, int len);
 
 extern void fc_install_plpgsql_plugin(void);
