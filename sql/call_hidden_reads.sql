@@ -310,8 +310,8 @@ BEGIN
 END $f$;
 SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_inlined_now(int)',
 	'ch_inlined_fixed(int)']::regprocedure[]) f;
--- (validating ch_sql_now's body as it was created parsed the literal too)
-DISCARD PLANS;
+-- (validating ch_sql_now's body as it was created parsed the literal, and
+-- kept no plan: the next call is still a CALL record)
 SELECT ch_inlined_fixed(29);
 SELECT ch_inlined_now(30);
 DISCARD PLANS;

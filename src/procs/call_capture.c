@@ -107,6 +107,7 @@ bool		fc_call_finished = false;
 
 static FcCall fc_call;
 static int	fc_nesting = 0;		/* executor and utility depth */
+static int	fc_creating_routines = 0;	/* CREATE FUNCTION/PROCEDURE depth */
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorRun_hook_type prev_executor_run = NULL;
@@ -127,6 +128,16 @@ bool
 fc_statement_nested(void)
 {
 	return fc_nesting > 0;
+}
+
+/*
+ * Is CREATE FUNCTION or CREATE PROCEDURE running?  Its validator parses
+ * the body to check it and keeps nothing it made.
+ */
+bool
+fc_creating_routine(void)
+{
+	return fc_creating_routines > 0;
 }
 
 void
@@ -793,6 +804,7 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Node	   *stmt = pstmt->utilityStmt;
 	bool		is_call = false;
 	int			depth = 1;
+	int			creating = IsA(stmt, CreateFunctionStmt) ? 1 : 0;
 
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
@@ -813,6 +825,7 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 		fc_check_nested_utility(stmt);
 
 	fc_nesting += depth;
+	fc_creating_routines += creating;
 	PG_TRY();
 	{
 		if (prev_process_utility)
@@ -825,12 +838,14 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString,
 	PG_CATCH();
 	{
 		fc_nesting -= depth;
+		fc_creating_routines -= creating;
 		if (is_call)
 			fc_call_reset();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	fc_nesting -= depth;
+	fc_creating_routines -= creating;
 	if (is_call && fc_call.state == FC_CALL_RUNNING)
 		fc_call_set_state(FC_CALL_DONE);
 	fc_folding_after_utility(stmt);

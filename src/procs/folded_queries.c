@@ -293,7 +293,7 @@ fc_folding_post_parse(ParseState *pstate, Query *query, JumbleState *jstate)
 {
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
-	if (!fc_folded_values && fc_statement_nested() &&
+	if (!fc_folded_values && fc_statement_nested() && !fc_creating_routine() &&
 		((pstate->p_sourcetext != NULL &&
 		  fc_clock_literal_walker((Node *) query, pstate)) ||
 		 fc_query_names_temporary((Node *) query)))

@@ -99,6 +99,7 @@ extern void fc_register_call_hooks(void);
 extern void fc_call_taint(FcFallback reason);
 extern bool fc_call_tainted(void);
 extern bool fc_statement_nested(void);
+extern bool fc_creating_routine(void);
 extern bool fc_arg_type_portable(Oid type);
 extern int	fc_call_verdict_at_commit(bool storage_changes);
 extern bool fc_call_catalog_unchanged(void);
