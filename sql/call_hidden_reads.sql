@@ -315,6 +315,31 @@ SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_inlined_now(int)',
 SELECT ch_inlined_fixed(29);
 SELECT ch_inlined_now(30);
 DISCARD PLANS;
+-- inlining goes on into the bodies it inlined, and behind operators
+CREATE FUNCTION ch_sql_outer_now() RETURNS timestamptz LANGUAGE sql AS $$ SELECT ch_sql_now() $$;
+CREATE FUNCTION ch_sql_outer_fixed() RETURNS timestamptz LANGUAGE sql AS $$ SELECT ch_sql_fixed() $$;
+CREATE FUNCTION ch_sql_shift(int) RETURNS timestamptz LANGUAGE sql AS $$ SELECT 'now'::timestamptz + $1 * interval '1 s' $$;
+CREATE OPERATOR @@> (RIGHTARG = int, FUNCTION = ch_sql_shift);
+CREATE FUNCTION ch_nested_now(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = ch_sql_outer_now() WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_nested_fixed(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = ch_sql_outer_fixed() WHERE id = p;
+END $f$;
+CREATE FUNCTION ch_operator_now(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = @@> 0 WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_nested_now(int)',
+	'ch_nested_fixed(int)', 'ch_operator_now(int)']::regprocedure[]) f;
+INSERT INTO ch_rows VALUES (51, 0, NULL), (52, 0, NULL), (53, 0, NULL);
+SELECT ch_nested_fixed(51);
+SELECT ch_nested_now(52);
+DISCARD PLANS;
+SELECT ch_operator_now(53);
+DISCARD PLANS;
 
 -- CURRENT_SCHEMA with pg_temp first in the path names the session's own
 -- temporary schema; with public first it is fine
@@ -427,7 +452,10 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_default_enum, ch_stamps, ch_return_array, ch_domain_cast, ch_sql_now,
 	ch_sql_fixed, ch_inlined_now, ch_inlined_fixed, ch_schema_temp, ch_schema_public,
 	ch_timetz_from_time, ch_timetz_from_stamp, ch_timetz_literal, ch_row_assign,
-	ch_row_default, ch_row_same, ch_context, ch_row_count;
+	ch_row_default, ch_row_same, ch_context, ch_row_count, ch_nested_now,
+	ch_nested_fixed, ch_operator_now, ch_sql_outer_now, ch_sql_outer_fixed;
+DROP OPERATOR @@> (NONE, int);
+DROP FUNCTION ch_sql_shift;
 DROP TYPE ch_stamp, ch_word, ch_moment;
 DROP DOMAIN ch_positive;
 DROP TABLE ch_rows, ch_cfg;

@@ -48,6 +48,7 @@
 
 static planner_hook_type prev_planner_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+static needs_fmgr_hook_type prev_needs_fmgr_hook = NULL;
 static int	fc_planning = 0;	/* planner depth in this backend */
 static bool fc_folded_values = false;
 
@@ -55,13 +56,13 @@ static bool fc_scan_clock_literals(const char *source, int max_tokens,
 								   bool first_only);
 
 /*
- * A user's LANGUAGE sql function the planner may inline: its body, parsed
- * then (no post-parse hook runs for it), replaces the call in the plan,
- * which no longer names the function; a literal such as 'now' in it is
- * read at that moment and kept in the plan.
+ * A user's LANGUAGE sql function the planner is about to inline: its body,
+ * parsed then (no post-parse hook runs for it), replaces the call in the
+ * plan, which no longer names the function; a literal such as 'now' in it
+ * is read at that moment and kept in the plan.
  */
 static bool
-fc_sql_body_names_clock(Oid funcid, void *context)
+fc_sql_body_names_clock(Oid funcid)
 {
 	HeapTuple	tup;
 	bool		result = false;
@@ -90,16 +91,27 @@ fc_sql_body_names_clock(Oid funcid, void *context)
 	return result;
 }
 
+/*
+ * PostgreSQL asks this before it inlines a LANGUAGE sql function -- named
+ * in the statement, or in the body of one it inlined, or behind an
+ * operator or a cast -- and whenever it looks a function up to call it.
+ * Answering "no hook needed" lets inlining go on; the question tells which
+ * bodies a plan (or an expression the executor prepares for a column
+ * default or a constraint) took in.
+ */
 static bool
-fc_inlined_body_walker(Node *node, void *context)
+fc_needs_fmgr_hook(Oid fn_oid)
 {
-	if (node == NULL)
-		return false;
-	if (check_functions_in_node(node, fc_sql_body_names_clock, NULL))
-		return true;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, fc_inlined_body_walker, context, 0);
-	return expression_tree_walker(node, fc_inlined_body_walker, context);
+	if (fn_oid >= FirstNormalObjectId && !fc_folded_values &&
+		fc_statement_nested() && !fc_creating_routine() &&
+		fc_sql_body_names_clock(fn_oid))
+	{
+		if (fc_planning > 0)
+			fc_folded_values = true;	/* the plan may be cached */
+		else
+			fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+	}
+	return prev_needs_fmgr_hook ? prev_needs_fmgr_hook(fn_oid) : false;
 }
 
 static PlannedStmt *
@@ -107,11 +119,6 @@ fc_folding_planner(Query *parse, const char *query_string, int cursorOptions,
 				   ParamListInfo boundParams)
 {
 	PlannedStmt *result;
-
-	/* the plan may hold what the inlined body computed as it was parsed */
-	if (!fc_folded_values && fc_statement_nested() &&
-		fc_inlined_body_walker((Node *) parse, NULL))
-		fc_folded_values = true;
 
 	fc_planning++;
 	PG_TRY();
@@ -343,4 +350,6 @@ fc_register_folding_hooks(void)
 	planner_hook = fc_folding_planner;
 	prev_post_parse_analyze_hook = post_parse_analyze_hook;
 	post_parse_analyze_hook = fc_folding_post_parse;
+	prev_needs_fmgr_hook = needs_fmgr_hook;
+	needs_fmgr_hook = fc_needs_fmgr_hook;
 }
