@@ -202,6 +202,43 @@ WITH u AS (UPDATE rv_probe SET v = v + 1 WHERE id = 1 RETURNING id),
 SELECT (SELECT count(*) FROM u) AS updated, (SELECT count(*) FROM i) AS inserted,
 	(SELECT count(*) FROM d) AS deleted;
 ROLLBACK;
+-- ... also when the probe runs after the scan found the row (a filter
+-- reading the DO NOTHING's result)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT rv_try('WITH u AS (UPDATE rv_probe SET v = v + 1 WHERE id = 1 RETURNING id),
+	i AS (INSERT INTO rv_probe VALUES (1, 0) ON CONFLICT DO NOTHING RETURNING id),
+	d AS (DELETE FROM rv_probe WHERE id = 1
+		AND (SELECT count(*) FROM u WHERE rv_probe.v IS NOT NULL) >= 0
+		AND (SELECT count(*) FROM i WHERE rv_probe.v IS NOT NULL) >= 0 RETURNING id)
+	SELECT (SELECT count(*) FROM d)');
+SELECT * FROM rv_probe ORDER BY id;
+ROLLBACK;
+-- ... and when the statement that probed failed (its error caught)
+CREATE TABLE rv_caught (id int PRIMARY KEY, v int);
+INSERT INTO rv_caught VALUES (1, 10), (2, 20);
+ANALYZE rv_caught;
+CREATE FUNCTION rv_probe_and_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF old.id = 2 THEN
+		BEGIN
+			INSERT INTO rv_caught VALUES (1, 0), (3, 1 / (random() * 0)::int) ON CONFLICT DO NOTHING;
+		EXCEPTION WHEN division_by_zero THEN
+			NULL;
+		END;
+	END IF;
+	RETURN new;
+END $$;
+CREATE TRIGGER rv_caught_before BEFORE UPDATE ON rv_caught FOR EACH ROW EXECUTE FUNCTION rv_probe_and_fail();
+SET enable_nestloop = off;
+SET enable_mergejoin = off;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT rv_try('UPDATE rv_caught SET v = rv_caught.v + s.o FROM (VALUES (1, 1), (2, 2), (1, 3),
+	(101, 0), (102, 0), (103, 0), (104, 0), (105, 0), (106, 0), (107, 0), (108, 0)) s(id, o)
+	WHERE rv_caught.id = s.id');
+COMMIT;
+RESET enable_nestloop;
+RESET enable_mergejoin;
+SELECT * FROM rv_caught ORDER BY id;
 -- an upsert of a row this transaction updated before reports an update
 BEGIN;
 UPDATE rv_probe SET v = v + 1 WHERE id = 2;
@@ -209,6 +246,7 @@ INSERT INTO rv_probe VALUES (2, 0) ON CONFLICT (id) DO UPDATE SET v = rv_probe.v
 	RETURNING id, v, xmax = 0 AS inserted;
 COMMIT;
 
-DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys, rv_twice, rv_src, rv_defer, rv_probe;
+DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys, rv_twice, rv_src, rv_defer, rv_probe, rv_caught;
 DROP FUNCTION rv_show_transition(), rv_show_new(), rv_bump_first(), rv_pass(),
-	rv_bump_existing(), rv_insert_nothing(), rv_try(text), rv_pass_old();
+	rv_bump_existing(), rv_insert_nothing(), rv_try(text), rv_pass_old(),
+	rv_probe_and_fail();

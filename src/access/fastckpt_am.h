@@ -220,6 +220,11 @@ extern void fc_note_probed_row(Relation rel, ItemPointer tid, TransactionId xmin
 extern bool fc_take_probed_row(Relation rel, ItemPointer tid, TransactionId xmin,
 							   CommandId cmin);
 extern void fc_forget_probed_row(void);
+struct QueryDesc;
+extern void fc_probes_statement_start(struct QueryDesc *qd);
+extern void fc_probes_statement_end(struct QueryDesc *qd);
+extern bool fc_probes_wanted(void);
+extern void fc_tid_notes_at_abort(bool top_level);
 
 /* ---- row_lock.c ---- */
 

@@ -28,12 +28,17 @@
  * take one.  ON CONFLICT locks right after its probe, so a probe note is
  * dropped as soon as a scan returns a row, and when a statement ends: a
  * probe that locked nothing (DO NOTHING, an exclusion check) must not be
- * taken for the lock of a row a scan found.
+ * taken for the lock of a row a scan found.  Probes are noted only while a
+ * statement with an ON CONFLICT DO UPDATE runs (a probe of a DO NOTHING
+ * CTE may come between a scan's row and its trigger's lock), and notes are
+ * dropped when a (sub)transaction aborts: a failed statement has no end.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "executor/execdesc.h"
+#include "nodes/plannodes.h"
 #include "utils/rel.h"
 
 #include "access/fastckpt_am.h"
@@ -53,6 +58,12 @@ static struct
 	TransactionId xmin;			/* the live version the probe found */
 	CommandId	cmin;
 } fc_probed_row;
+
+/*
+ * Statements with an ON CONFLICT DO UPDATE that are running: at most; one
+ * that failed counts until the transaction ends.
+ */
+static int	fc_upserts_running = 0;
 
 /* An in-place update by command cid pushed the replaced version as undo. */
 void
@@ -127,4 +138,65 @@ void
 fc_forget_probed_row(void)
 {
 	fc_probed_row.relid = InvalidOid;
+}
+
+static bool
+fc_plan_upserts(Plan *plan)
+{
+	return plan != NULL && IsA(plan, ModifyTable) &&
+		((ModifyTable *) plan)->onConflictAction == ONCONFLICT_UPDATE;
+}
+
+/* Has this statement an ON CONFLICT DO UPDATE, at its top or in a CTE? */
+static bool
+fc_statement_upserts(QueryDesc *qd)
+{
+	PlannedStmt *ps = qd->plannedstmt;
+	ListCell   *lc;
+
+	if (ps == NULL || ps->commandType == CMD_UTILITY)
+		return false;
+	if (fc_plan_upserts(ps->planTree))
+		return true;
+	foreach(lc, ps->subplans)
+	{
+		if (fc_plan_upserts((Plan *) lfirst(lc)))
+			return true;
+	}
+	return false;
+}
+
+void
+fc_probes_statement_start(QueryDesc *qd)
+{
+	if (fc_statement_upserts(qd))
+		fc_upserts_running++;
+}
+
+void
+fc_probes_statement_end(QueryDesc *qd)
+{
+	fc_forget_probed_row();
+	if (fc_upserts_running > 0 && fc_statement_upserts(qd))
+		fc_upserts_running--;
+}
+
+/* May the executor lock the row a dirty probe finds now? */
+bool
+fc_probes_wanted(void)
+{
+	return fc_upserts_running > 0;
+}
+
+/*
+ * A (sub)transaction aborted: its failed statements left their notes, and
+ * the undo version a replaced-row note names may be gone.
+ */
+void
+fc_tid_notes_at_abort(bool top_level)
+{
+	fc_forget_probed_row();
+	fc_forget_replaced_row();
+	if (top_level)
+		fc_upserts_running = 0;
 }

@@ -645,6 +645,7 @@ fc_executor_start(QueryDesc *qd, int eflags)
 
 	fc_plan_settings_note();
 	fc_folding_note_query(qd);
+	fc_probes_statement_start(qd);
 	if (fc_in_recovery_worker)
 		;						/* replaying calls, not making them */
 	else if (fc_nesting == 0 && !(eflags & EXEC_FLAG_EXPLAIN_ONLY))
@@ -741,7 +742,7 @@ fc_executor_finish(QueryDesc *qd)
 static void
 fc_executor_end(QueryDesc *qd)
 {
-	fc_forget_probed_row();
+	fc_probes_statement_end(qd);
 	fc_read_statement_end(qd);
 	if (fc_call.query == qd && fc_call.state == FC_CALL_RUNNING)
 	{

@@ -21,6 +21,7 @@
 #include "utils/memutils.h"
 
 #include "pg_fastckpt.h"
+#include "access/fastckpt_am.h"
 #include "core/crc32c.h"
 #include "ckpt/checkpoint.h"
 #include "procs/procs.h"
@@ -407,6 +408,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
+			fc_tid_notes_at_abort(true);
 			fc_note_aborted_sequences();
 			fc_call_at_xact_end();
 			fc_commit_at_abort();
@@ -468,6 +470,7 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			fc_pending_drops_at_subxact_end(true, level);
 			break;
 		case SUBXACT_EVENT_ABORT_SUB:
+			fc_tid_notes_at_abort(false);
 			fc_call_at_subxact_abort();
 			fc_write_set_rollback(level);
 			if (fc_row_lock_level >= level)
