@@ -387,6 +387,16 @@ SELECT ch_timetz_from_time(33, '12:00');
 SELECT ch_timetz_from_stamp(34, '2020-06-01 12:00+00');
 SELECT ch_timetz_literal(35);
 DISCARD PLANS;
+-- ... also in the body of a LANGUAGE sql function the planner inlines
+CREATE FUNCTION ch_sql_noon() RETURNS timetz LANGUAGE sql AS $$ SELECT '12:00'::timetz $$;
+CREATE FUNCTION ch_inlined_timetz(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = extract(timezone_hour FROM ch_sql_noon()) WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure('ch_inlined_timetz(int)');
+INSERT INTO ch_rows VALUES (54, 0, NULL);
+SELECT ch_inlined_timetz(54);
+DISCARD PLANS;
 
 -- a row of another type stored into a composite variable converts each
 -- field, text 'now' into a timestamptz field through its input function
@@ -417,6 +427,22 @@ SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_row_assign(int,text)
 SELECT ch_row_assign(36, 'now');
 SELECT ch_row_default(37, 'now');
 SELECT ch_row_same(38, ROW('2020-01-01 00:00+00'));
+-- ... and each element of an array of rows of another type, by FOREACH,
+-- though that type has a timestamptz field of its own
+CREATE TYPE ch_noted AS (note text, at timestamptz);
+CREATE TYPE ch_moments AS (note timestamptz, at timestamptz);
+CREATE FUNCTION ch_foreach_rows(p int, s text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	a ch_noted[] := ARRAY[ROW(s, '2020-01-01 00:00+00')::ch_noted];
+	v ch_moments;
+BEGIN
+	FOREACH v IN ARRAY a LOOP
+		UPDATE ch_rows SET ts = v.note WHERE id = p;
+	END LOOP;
+END $f$;
+SELECT fastckpt_register_procedure('ch_foreach_rows(int,text)');
+INSERT INTO ch_rows VALUES (55, 0, NULL);
+SELECT ch_foreach_rows(55, 'now');
 
 -- GET DIAGNOSTICS ... PG_CONTEXT: the call stack as text, in the session's
 -- lc_messages (replay's stack differs too); ROW_COUNT is fine
@@ -453,10 +479,11 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_sql_fixed, ch_inlined_now, ch_inlined_fixed, ch_schema_temp, ch_schema_public,
 	ch_timetz_from_time, ch_timetz_from_stamp, ch_timetz_literal, ch_row_assign,
 	ch_row_default, ch_row_same, ch_context, ch_row_count, ch_nested_now,
-	ch_nested_fixed, ch_operator_now, ch_sql_outer_now, ch_sql_outer_fixed;
+	ch_nested_fixed, ch_operator_now, ch_sql_outer_now, ch_sql_outer_fixed,
+	ch_sql_noon, ch_inlined_timetz, ch_foreach_rows;
 DROP OPERATOR @@> (NONE, int);
 DROP FUNCTION ch_sql_shift;
-DROP TYPE ch_stamp, ch_word, ch_moment;
+DROP TYPE ch_stamp, ch_word, ch_moment, ch_noted, ch_moments;
 DROP DOMAIN ch_positive;
 DROP TABLE ch_rows, ch_cfg;
 DELETE FROM fastckpt_procedure_registry;

@@ -1621,6 +1621,14 @@ fc_store_reads_clock(Oid src, Oid dst)
 	if (fc_cast_to_timetz_reads_date(src, dst))
 		return true;
 	/*
+	 * A row (or an array of rows) of another type is converted field by
+	 * field, through a field's text where the types differ: that the source
+	 * has a date or time field too says nothing of the other fields.
+	 */
+	if (type_is_rowtype(getBaseType(OidIsValid(get_element_type(dst)) ?
+									get_element_type(dst) : dst)))
+		return true;
+	/*
 	 * PL/pgSQL converts through text where the parser knows no assignment
 	 * cast (an enum, xml, an array of text ...): only a date or time type
 	 * (or an array or range of one) converts by a cast of its own.

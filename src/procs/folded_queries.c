@@ -53,13 +53,16 @@ static int	fc_planning = 0;	/* planner depth in this backend */
 static bool fc_folded_values = false;
 
 static bool fc_scan_clock_literals(const char *source, int max_tokens,
-								   bool first_only);
+								   bool first_only, bool zone_types);
 
 /*
  * A user's LANGUAGE sql function the planner is about to inline: its body,
  * parsed then (no post-parse hook runs for it), replaces the call in the
  * plan, which no longer names the function; a literal such as 'now' in it
- * is read at that moment and kept in the plan.
+ * is read at that moment and kept in the plan.  So is a timetz literal's
+ * offset, the zone's on that day: a body that names the type, or a
+ * function that takes or returns it (an unknown literal becomes one), is
+ * taken to hold one.
  */
 static bool
 fc_sql_body_names_clock(Oid funcid)
@@ -81,9 +84,12 @@ fc_sql_body_names_clock(Oid funcid)
 			(void) SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosqlbody, &isnull);
 			if (isnull)			/* not BEGIN ATOMIC: parsed when used */
 			{
+				result = fc_type_is_timetz(proc->prorettype);
+				for (int i = 0; !result && i < proc->pronargs; i++)
+					result = fc_type_is_timetz(proc->proargtypes.values[i]);
 				src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
-				result = !isnull &&
-					fc_scan_clock_literals(TextDatumGetCString(src), -1, false);
+				result = result || isnull ||
+					fc_scan_clock_literals(TextDatumGetCString(src), -1, false, true);
 			}
 		}
 		ReleaseSysCache(tup);
@@ -190,10 +196,12 @@ fc_type_input_reads_clock(Oid typid)
  * clock?  With first_only, the first one within max_tokens tokens decides
  * (none: yes); else any of the text's.  The SQL lexer reads them, so that
  * every way of writing a string constant counts: 'now', E'now', $$now$$,
- * $q$now$q$, U&'now', and 'no' 'w' continued over a line break.
+ * $q$now$q$, U&'now', and 'no' 'w' continued over a line break.  With
+ * zone_types, the name timetz or the keyword ZONE counts too.
  */
 static bool
-fc_scan_clock_literals(const char *source, int max_tokens, bool first_only)
+fc_scan_clock_literals(const char *source, int max_tokens, bool first_only,
+					   bool zone_types)
 {
 	core_yy_extra_type yyextra;
 	core_yyscan_t scanner;
@@ -212,6 +220,12 @@ fc_scan_clock_literals(const char *source, int max_tokens, bool first_only)
 
 			if (tok == 0)
 				break;
+			if (zone_types &&
+				(tok == ZONE || (tok == IDENT && strcmp(yylval.str, "timetz") == 0)))
+			{
+				result = true;
+				break;
+			}
 			if (tok != SCONST && tok != USCONST)
 				continue;
 			/* U&'...' escapes are decoded later: any backslash may hide one */
@@ -240,7 +254,7 @@ static bool
 fc_literal_reads_clock(const char *source, int location)
 {
 	/* a type name (timestamptz, time with time zone ...) may come first */
-	return fc_scan_clock_literals(source + location, 16, true);
+	return fc_scan_clock_literals(source + location, 16, true, false);
 }
 
 /* timetz, or an array or domain of it */
