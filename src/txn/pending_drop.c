@@ -174,20 +174,28 @@ fc_abort_flush_created_files(void)
 
 	if (smgrGetPendingDeletes(false, &rels) > 0)
 	{
-		XLogRecPtr	upto = GetXLogInsertRecPtr();
-
-		/*
-		 * The abort record's end is gone (XactLastRecEnd was reset).  Where
-		 * it ended on a page boundary, the insert position is past the next
-		 * page's header, which no record reached yet: flushing there fails.
-		 */
-		if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
-			upto -= SizeOfXLogLongPHD;
-		else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
-			upto -= SizeOfXLogShortPHD;
 		pfree(rels);
-		XLogFlush(upto);
+		/* the abort record's end is gone (XactLastRecEnd was reset) */
+		XLogFlush(fc_wal_records_end());
 	}
+}
+
+/*
+ * The end of the WAL records inserted so far, a position XLogFlush accepts:
+ * where the last record ended on a page boundary, the insert position is
+ * past the next page's header, which no record reached yet, and flushing
+ * there fails ("xlog flush request ... is not satisfied").
+ */
+XLogRecPtr
+fc_wal_records_end(void)
+{
+	XLogRecPtr	upto = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
+		upto -= SizeOfXLogLongPHD;
+	else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		upto -= SizeOfXLogShortPHD;
+	return upto;
 }
 
 /* Does this transaction drop a logged storage (or a database) at commit? */

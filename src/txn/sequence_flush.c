@@ -190,7 +190,7 @@ fc_note_aborted_sequences(void)
 	list_free(relids);
 	if (list_length(fc_aborted_relations) > FC_ABORTED_RELATIONS_MAX)
 	{
-		fc_session_sequence_lsn = Max(fc_session_sequence_lsn, GetXLogInsertRecPtr());
+		fc_session_sequence_lsn = Max(fc_session_sequence_lsn, fc_wal_records_end());
 		list_free(fc_aborted_relations);
 		fc_aborted_relations = NIL;
 	}

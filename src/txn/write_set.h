@@ -11,6 +11,7 @@
 
 #include "postgres.h"
 
+#include "access/xlogdefs.h"
 #include "nodes/pg_list.h"
 #include "storage/relfilenode.h"
 #include "store/slot.h"
@@ -107,6 +108,7 @@ extern List *fc_pending_storage_changes(void);
 extern const RelFileNode *fc_pending_change_rnode(void *change, bool *is_drop);
 extern bool fc_pending_changes_exist(void);
 extern void fc_abort_flush_created_files(void);
+extern XLogRecPtr fc_wal_records_end(void);
 extern bool fc_pending_drops_exist(void);
 
 #endif							/* FC_WRITE_SET_H */

@@ -435,32 +435,54 @@ $rb->stop;
 # on a boundary; then kill -9 at once.
 my $wp = fastckpt_node('walpage',
 	"full_page_writes = off\ncheckpoint_timeout = '1h'\nautovacuum = off\nwal_writer_delay = '10s'\n");
-my $insert_lsn = q{SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn};
-my ($abort_size, $pad_overhead) = (200, 60);
-my ($boundary_hit, $rollback_errors) = (0, '');
-for my $try (1 .. 40)
+
+# In one session after another: BEGIN, the given work, WAL padding, ROLLBACK,
+# until the abort record ends on a page boundary; then the given statement
+# in that session.  Returns the try that hit, the ROLLBACK's error and that
+# statement's.
+sub rollback_at_page_boundary
 {
-	my $session = $wp->background_psql('postgres');
-	$session->query_safe('BEGIN');
-	$session->query_safe('CREATE TABLE padded (a int) USING fastckpt');
-	my $start = $session->query_safe($insert_lsn);
-	my $pad = (int(($start + $abort_size + $pad_overhead + 64) / 8192) + 1) * 8192 -
-	  $start - $abort_size - $pad_overhead;
-	$session->query_safe("SELECT pg_logical_emit_message(false, 'pad', repeat('x', $pad))");
-	my $padded = $session->query_safe($insert_lsn);
-	# psql quits on an error: that ends the session
-	my $failed = !eval { my (undef, $error) = $session->query('ROLLBACK'); !$error };
-	$rollback_errors .= $session->{stderr} || $@ if $failed;
-	eval { $session->quit };
-	my $end = $wp->safe_psql('postgres', $insert_lsn);
-	if ($failed || $end % 8192 == 24 || $end % (16 * 1024 * 1024) == 40)
+	my ($node, $work, $after) = @_;
+	my $insert_lsn = q{SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn};
+	my ($abort_size, $pad_overhead) = (200, 60);
+
+	for my $try (1 .. 40)
 	{
-		$boundary_hit = $try;
-		last;
+		my $session = $node->background_psql('postgres');
+		$session->query_safe('BEGIN');
+		$session->query_safe($work);
+		my $start = $session->query_safe($insert_lsn);
+		my $pad = (int(($start + $abort_size + $pad_overhead + 64) / 8192) + 1) * 8192 -
+		  $start - $abort_size - $pad_overhead;
+		$session->query_safe("SELECT pg_logical_emit_message(false, 'pad', repeat('x', $pad))");
+		my $padded = $session->query_safe($insert_lsn);
+		# psql quits on an error: that ends the session
+		if (!eval { my (undef, $error) = $session->query('ROLLBACK'); !$error })
+		{
+			my $error = $session->{stderr} || $@;
+			eval { $session->quit };
+			return ($try, $error, '');
+		}
+		my $end = $session->query_safe($insert_lsn);
+		if ($end % 8192 == 24 || $end % (16 * 1024 * 1024) == 40)
+		{
+			my $after_error = '';
+			if (defined $after && !eval { my (undef, $error) = $session->query($after); !$error })
+			{
+				$after_error = $session->{stderr} || $@;
+			}
+			eval { $session->quit };
+			return ($try, '', $after_error);
+		}
+		eval { $session->quit };
+		$pad_overhead = $padded - $start - $pad - (int($padded / 8192) != int($start / 8192) ? 24 : 0);
+		$abort_size = $end - $padded - (int($end / 8192) != int($padded / 8192) ? 24 : 0);
 	}
-	$pad_overhead = $padded - $start - $pad - (int($padded / 8192) != int($start / 8192) ? 24 : 0);
-	$abort_size = $end - $padded - (int($end / 8192) != int($padded / 8192) ? 24 : 0);
+	return (0, '', '');
 }
+
+my ($boundary_hit, $rollback_errors) = rollback_at_page_boundary($wp,
+	'CREATE TABLE padded (a int) USING fastckpt');
 ok($boundary_hit, "an abort record ended on a WAL page boundary (try $boundary_hit)");
 is($rollback_errors, '', '... and its ROLLBACK went through without an error');
 crash_postmaster($wp, 1);
@@ -468,5 +490,20 @@ ok($wp->start(fail_ok => 1), '... made its abort durable: the server starts afte
 wait_for_tables_open($wp);
 is($wp->safe_psql('postgres', q{SELECT to_regclass('padded') IS NULL}), 't',
 	'... without the rolled-back table');
+
+# The same boundary after a rollback (with a transaction id) that held
+# more relations than a session keeps (sequence_flush.c): the session's
+# next fastckpt commit flushes the WAL up to that rollback, and failed
+# where it ended on a page boundary.
+$wp->safe_psql('postgres', join('', map { "CREATE TABLE held_$_ (n int);" } 1 .. 70) .
+	  'CREATE TABLE after_held (n int) USING fastckpt;');
+my $held = join(', ', map { "held_$_" } 1 .. 70);
+my ($held_hit, $held_rollback_error, $held_commit_error) = rollback_at_page_boundary($wp,
+	"LOCK TABLE $held IN ROW EXCLUSIVE MODE; INSERT INTO held_1 VALUES (1)",
+	'INSERT INTO after_held VALUES (1)');
+ok($held_hit, "a rollback holding 70 relations ended on a WAL page boundary (try $held_hit)");
+is($held_rollback_error . $held_commit_error, '',
+	'... and the session\'s next fastckpt commit went through without an error');
+is($wp->safe_psql('postgres', 'SELECT count(*) FROM after_held'), '1', '... its row is there');
 $wp->stop;
 done_testing();
