@@ -153,6 +153,20 @@ fc_register_static_worker(int flags, const char *function, const char *type)
 	RegisterBackgroundWorker(&worker);
 }
 
+/*
+ * A static worker leaves on SIGTERM with exit code 1: the postmaster then
+ * starts it again after bgw_restart_time, unless it is shutting down.
+ * Exit code 0 would have it forget the worker for good, so a stray
+ * SIGTERM (pg_terminate_backend of the recovery leader, a kill of the log
+ * writer) would leave commits waiting for a log writer that never comes
+ * back, or a later crash-restart without recovery.
+ */
+void
+fc_static_worker_exit(void)
+{
+	proc_exit(1);
+}
+
 /* A one-off helper of the caller, which hears when it stops; NULL: no slot. */
 BackgroundWorkerHandle *
 fc_start_dynamic_worker(int flags, const char *function, const char *type,

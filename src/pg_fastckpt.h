@@ -43,6 +43,7 @@ extern void fc_register_startup_worker(void);
 /* background workers of this library */
 extern void fc_register_static_worker(int flags, const char *function,
 									  const char *type);
+extern void fc_static_worker_exit(void) pg_attribute_noreturn();
 extern BackgroundWorkerHandle *fc_start_dynamic_worker(int flags,
 													   const char *function,
 													   const char *type,

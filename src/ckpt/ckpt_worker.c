@@ -124,7 +124,7 @@ fc_checkpointer_main(Datum arg)
 		ResetLatch(MyLatch);
 		/* recovery may have opened the tables meanwhile: then checkpoint first */
 		if (ShutdownRequestPending && !fc_gate_is_open())
-			proc_exit(0);
+			fc_static_worker_exit();
 	}
 	fc_ckpt_set_writer_latch();
 
@@ -152,7 +152,7 @@ fc_checkpointer_main(Datum arg)
 		retry_after = GetCurrentTimestamp() + FC_CKPT_RETRY_MS * 1000;
 		RESUME_INTERRUPTS();
 		if (ShutdownRequestPending)
-			proc_exit(0);
+			fc_static_worker_exit();
 	}
 	PG_exception_stack = &local_sigjmp_buf;
 
@@ -209,7 +209,7 @@ fc_checkpointer_main(Datum arg)
 			if (changed)
 				trigger = FC_TRIGGER_SHUTDOWN;
 			else
-				proc_exit(0);
+				fc_static_worker_exit();
 		}
 		else if (now < retry_after)
 			continue;
@@ -236,6 +236,6 @@ fc_checkpointer_main(Datum arg)
 		fc_ckpt_finish_requests(answering, true);
 		handled = answering;
 		if (trigger == FC_TRIGGER_SHUTDOWN)
-			proc_exit(0);
+			fc_static_worker_exit();
 	}
 }

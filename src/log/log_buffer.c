@@ -563,7 +563,7 @@ fc_log_writer_attach(void)
 	{
 		/* recovery may never open the log (damaged checkpoints) */
 		if (ShutdownRequestPending)
-			proc_exit(0);
+			fc_static_worker_exit();
 		(void) ConditionVariableTimedSleep(&fc_log->ready_cv, 1000L, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();

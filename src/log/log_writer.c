@@ -439,7 +439,7 @@ fc_log_writer_main(Datum arg)
 								 1000L, PG_WAIT_EXTENSION);
 				ResetLatch(MyLatch);
 				if (ShutdownRequestPending)
-					proc_exit(0);
+					fc_static_worker_exit();
 				continue;
 			}
 			if (failing)
@@ -457,7 +457,7 @@ fc_log_writer_main(Datum arg)
 		{
 			if (deferring)
 				continue;		/* write what was left for later first */
-			proc_exit(0);
+			fc_static_worker_exit();
 		}
 		if (ConfigReloadPending)
 		{

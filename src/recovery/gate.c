@@ -42,6 +42,7 @@ typedef struct FcGate
 {
 	pg_atomic_uint32 open;
 	pg_atomic_uint32 failed;	/* recovery cannot open the tables */
+	pg_atomic_uint32 interrupted;	/* a SIGTERM stopped the leader midway */
 	ConditionVariable cv;
 	uint64		pp_phase;		/* Ping-Pong phase word (txn/write_set.c) */
 	slock_t		stats_lock;
@@ -73,6 +74,7 @@ fc_gate_shmem_init(void)
 		memset(fc_gate, 0, sizeof(FcGate));
 		pg_atomic_init_u32(&fc_gate->open, 0);
 		pg_atomic_init_u32(&fc_gate->failed, 0);
+		pg_atomic_init_u32(&fc_gate->interrupted, 0);
 		ConditionVariableInit(&fc_gate->cv);
 		SpinLockInit(&fc_gate->stats_lock);
 		SpinLockInit(&fc_gate->pids_lock);
@@ -544,6 +546,9 @@ fc_register_planner_gate(void)
  * also stops the workers, so what they left undone says nothing about the
  * checkpoint or the log.  Leave at once, before that is taken for damage;
  * nothing on disk has changed, and the next start recovers from scratch.
+ * Outside a shutdown (pg_terminate_backend) the postmaster starts the
+ * leader again, which then has the server's processes restarted, to
+ * recover from scratch (fc_recovery_was_interrupted).
  */
 void
 fc_recovery_exit_if_shutdown(void)
@@ -551,6 +556,14 @@ fc_recovery_exit_if_shutdown(void)
 	if (!ShutdownRequestPending)
 		return;
 	ereport(LOG,
-			(errmsg("pg_fastckpt: startup recovery stopped by a shutdown request; the next start recovers again")));
-	proc_exit(0);
+			(errmsg("pg_fastckpt: startup recovery stopped by a shutdown or termination request; it runs again from the start")));
+	pg_atomic_write_u32(&fc_gate->interrupted, 1);
+	fc_static_worker_exit();
+}
+
+/* Did a termination request stop an earlier leader's recovery? */
+bool
+fc_recovery_was_interrupted(void)
+{
+	return pg_atomic_read_u32(&fc_gate->interrupted) != 0;
 }

@@ -17,8 +17,10 @@
  * does the access gate open.
  *
  * The leader stays alive afterwards, doing nothing: a static worker that
- * exits is forgotten by the postmaster, and recovery must run again after
- * a crash-restart, when the postmaster restarts every live static worker.
+ * exits with code 0 is forgotten by the postmaster, and recovery must run
+ * again after a crash-restart, when the postmaster restarts every static
+ * worker it still knows.  Terminated (pg_terminate_backend), the leader
+ * exits with code 1 and is started again (fc_static_worker_exit).
  *
  *-------------------------------------------------------------------------
  */
@@ -52,8 +54,10 @@
 #include "utils/timestamp.h"
 
 #include "catalog/index.h"
+#include "catalog/namespace.h"
 #include "catalog/storage.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "storage/smgr.h"
 #include "utils/relcache.h"
 
@@ -481,8 +485,7 @@ fc_recover(void)
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 100L, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
-			if (ShutdownRequestPending)
-				proc_exit(0);
+			fc_recovery_exit_if_shutdown();
 		}
 		fc_recovery_stats_finish(fc_seconds_since(index_start), fc_seconds_since(start));
 		{
@@ -514,6 +517,19 @@ fc_recovery_leader_main(Datum arg)
 	fc_recovery_stats_get(&before);
 	if (fc_gate_is_open() || fc_gate_failed(reason, sizeof(reason)))
 		;						/* a restarted leader: recovery is over */
+	else if (before.started_at != 0 && fc_recovery_was_interrupted())
+	{
+		/*
+		 * Restarted after a termination request (not a shutdown: the
+		 * postmaster does not restart workers then) stopped recovery
+		 * midway.  The store is half built; exit code 2 makes the
+		 * postmaster restart every server process with fresh shared
+		 * memory, and recovery runs again from the start.
+		 */
+		ereport(LOG,
+				(errmsg("pg_fastckpt: restarting the server's processes to run the interrupted startup recovery again")));
+		proc_exit(2);
+	}
 	else if (before.started_at != 0)
 	{
 		/*
@@ -575,7 +591,7 @@ fc_recovery_idle(void)
 		 * had its latch wakeup consumed by a wait there.
 		 */
 		if (ShutdownRequestPending)
-			proc_exit(0);
+			fc_static_worker_exit();
 		/* absorbs ProcSignalBarriers, which DROP DATABASE waits for */
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -723,12 +739,42 @@ fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
  * it before they reach the gate, not the other way round.  Statements
  * that take stronger locks wait for the gate first (fc_gate_wait_quietly).
  */
+typedef struct FcRebuildContext
+{
+	char		index[2 * NAMEDATALEN + 2];
+	char		table[2 * NAMEDATALEN + 2];
+} FcRebuildContext;
+
+/*
+ * Name the index in errors of its rebuild: a user function in its
+ * expression may fail here, run with the database's settings rather than
+ * those of the session that created the index (its search_path above all).
+ */
+static void
+fc_rebuild_error_context(void *arg)
+{
+	FcRebuildContext *cx = (FcRebuildContext *) arg;
+
+	errcontext("rebuilding index \"%s\" of fastckpt table \"%s\" at startup (search_path: %s)",
+			   cx->index, cx->table, namespace_search_path);
+}
+
+static void
+fc_qualified_name(Relation rel, char *buf, size_t len)
+{
+	char	   *nsp = get_namespace_name(RelationGetNamespace(rel));
+
+	snprintf(buf, len, "%s.%s", nsp ? nsp : "?", RelationGetRelationName(rel));
+}
+
 static bool
 fc_rebuild_index(const FcIndexJob *job)
 {
 	Relation	rel;
 	Relation	ind;
 	bool		built = false;
+	FcRebuildContext cx;
+	ErrorContextCallback errcb;
 
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -740,6 +786,13 @@ fc_rebuild_index(const FcIndexJob *job)
 		{
 			bool		parallel = ConditionalLockRelation(rel, ShareLock);
 
+			fc_qualified_name(rel, cx.table, sizeof(cx.table));
+			fc_qualified_name(ind, cx.index, sizeof(cx.index));
+			errcb.callback = fc_rebuild_error_context;
+			errcb.arg = &cx;
+			errcb.previous = error_context_stack;
+			error_context_stack = &errcb;
+
 			RelationTruncate(ind, 0);
 
 			/*
@@ -750,6 +803,7 @@ fc_rebuild_index(const FcIndexJob *job)
 			if (parallel)
 				(void) GetCurrentTransactionId();
 			index_build(rel, ind, BuildIndexInfo(ind), true, parallel);
+			error_context_stack = errcb.previous;
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
 			built = true;

@@ -77,7 +77,7 @@ $node->stop('fast');
 my $took = time() - $t0;
 ok($took < 15, sprintf('a fast shutdown during checkpoint loading completes (%.1f s)', $took));
 my $log = slurp_file($node->logfile, $log_offset);
-like($log, qr/startup recovery stopped by a shutdown request/,
+like($log, qr/startup recovery stopped by a shutdown or termination request/,
 	'the recovery leader says it stopped for the shutdown');
 unlike($log, qr/cannot be used|startup recovery failed/,
 	'the stopped loader is not taken for a damaged checkpoint');

@@ -1031,6 +1031,8 @@ INSERT INTO t SELECT g, g FROM generate_series(1, 1000) g;
 	like(recovery_stat($n)->{error}, qr/indexes of the fastckpt tables of database \d+ could not be rebuilt \(twice\)/,
 		'fastckpt_stat_recovery.error says which database\'s indexes failed');
 	ok($n->log_contains(qr/rebuilding the indexes of database \d+ again/, $offset), 'the rebuild was tried a second time');
+	ok($n->log_contains(qr/rebuilding index "public\.t_fragile" of fastckpt table "public\.t" at startup \(search_path: /, $offset),
+		'the server log names the index that failed, its table and the search_path');
 	my ($ret, $out, $err) = $n->psql('postgres', 'SELECT count(*) FROM t');
 	like($err, qr/not available: startup recovery could not restore/, 'a query fails with the explicit error');
 

@@ -1,0 +1,101 @@
+# pg_fastckpt's own background workers under a SIGTERM that is not a
+# shutdown: pg_terminate_backend() of the recovery leader (it is listed in
+# pg_stat_activity), or a kill of the log writer or the checkpointer.  The
+# postmaster must start each again: commits must not wait forever for a
+# log writer that never comes back, checkpoints must go on, and a later
+# crash-restart, or a recovery the SIGTERM stopped midway, must recover.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $node = fastckpt_node('worker_signals');
+wait_for_tables_open($node);
+$node->safe_psql('postgres', q{
+CREATE TABLE t (id int PRIMARY KEY, v text) USING fastckpt;
+INSERT INTO t SELECT g, 'before' FROM generate_series(1, 100) g;
+});
+my $rows = 100;
+
+# Wait up to 60 s for a worker of this title other than $old; its pid.
+sub restarted_worker
+{
+	my ($pattern, $old) = @_;
+	for (1 .. 600)
+	{
+		my $pid = server_child_pid($node, $pattern);
+		return $pid if defined $pid && (!defined $old || $pid != $old);
+		select(undef, undef, undef, 0.1);
+	}
+	return undef;
+}
+
+sub insert_row
+{
+	my ($what) = @_;
+	$rows++;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"INSERT INTO t VALUES ($rows, '$what')", timeout => 60);
+	return $ret == 0;
+}
+
+# the log writer
+my $writer = server_child_pid($node, qr/pg_fastckpt log writer/);
+ok(defined $writer, 'the log writer runs');
+kill 'TERM', $writer;
+my $new_writer = restarted_worker(qr/pg_fastckpt log writer/, $writer);
+ok(defined $new_writer, 'a log writer sent SIGTERM is started again');
+ok(insert_row('after log writer'), '... and a commit goes through');
+
+# the checkpointer
+my $checkpointer = server_child_pid($node, qr/pg_fastckpt checkpointer/);
+ok(defined $checkpointer, 'the checkpointer runs');
+kill 'TERM', $checkpointer;
+ok(defined restarted_worker(qr/pg_fastckpt checkpointer/, $checkpointer),
+	'a checkpointer sent SIGTERM is started again');
+insert_row('after checkpointer');
+my ($ckpt_ret) = $node->psql('postgres', 'SELECT fastckpt_checkpoint(true)', timeout => 60);
+is($ckpt_ret, 0, '... and takes the checkpoint asked for');
+
+# the recovery leader, idle after recovery, then a backend crash
+my $leader = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_fastckpt recovery leader'});
+ok($leader, 'the recovery leader is in pg_stat_activity');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($leader)");
+ok(defined restarted_worker(qr/pg_fastckpt recovery leader/, $leader),
+	'a recovery leader terminated after recovery is started again');
+my $victim = $node->background_psql('postgres');
+my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+kill 'KILL', $victim_pid;
+eval { $victim->quit };
+$node->poll_query_until('postgres', 'SELECT true') or die 'server did not come back';
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows,
+	'... and the crash-restart after a backend\'s kill -9 recovers every row');
+
+# the recovery leader, terminated while it recovers
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_recovery_delay = '5s'\n");
+$node->restart;
+my $recovering = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_fastckpt recovery leader'});
+is($node->safe_psql('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery'), 'f',
+	'recovery is still running');
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($recovering)");
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_recovery_delay = 0\n");
+$node->reload;
+$node->poll_query_until('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery')
+  or diag('tables did not open');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows,
+	'a recovery stopped by pg_terminate_backend runs again and opens every row');
+ok($node->log_contains('run the interrupted startup recovery again'),
+	'... after restarting the server\'s processes, as logged');
+ok(insert_row('at the end'), '... and commits go through');
+
+$node->stop;
+ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
+	'no assertion failure, segfault or PANIC in the log');
+done_testing();
