@@ -427,6 +427,19 @@ SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_row_assign(int,text)
 SELECT ch_row_assign(36, 'now');
 SELECT ch_row_default(37, 'now');
 SELECT ch_row_same(38, ROW('2020-01-01 00:00+00'));
+-- a domain's checks are planned once a session (the type cache keeps
+-- them), inlining a LANGUAGE sql function they call: here first by a
+-- statement of the client's, before any call
+CREATE FUNCTION ch_cutoff() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT 'now'::timestamptz - interval '1 day' $$;
+CREATE DOMAIN ch_recent AS timestamptz CHECK (VALUE > ch_cutoff());
+CREATE FUNCTION ch_domain_recent(p int, t timestamptz) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = t::ch_recent WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure('ch_domain_recent(int,timestamptz)');
+SELECT '2100-01-01 00:00+00'::timestamptz::ch_recent;
+INSERT INTO ch_rows VALUES (56, 0, NULL);
+SELECT ch_domain_recent(56, '2100-01-01 00:00+00');
 -- ... and each element of an array of rows of another type, by FOREACH,
 -- though that type has a timestamptz field of its own
 CREATE TYPE ch_noted AS (note text, at timestamptz);
@@ -480,10 +493,12 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_timetz_from_time, ch_timetz_from_stamp, ch_timetz_literal, ch_row_assign,
 	ch_row_default, ch_row_same, ch_context, ch_row_count, ch_nested_now,
 	ch_nested_fixed, ch_operator_now, ch_sql_outer_now, ch_sql_outer_fixed,
-	ch_sql_noon, ch_inlined_timetz, ch_foreach_rows;
+	ch_sql_noon, ch_inlined_timetz, ch_foreach_rows, ch_domain_recent;
 DROP OPERATOR @@> (NONE, int);
 DROP FUNCTION ch_sql_shift;
 DROP TYPE ch_stamp, ch_word, ch_moment, ch_noted, ch_moments;
+DROP DOMAIN ch_recent;
+DROP FUNCTION ch_cutoff;
 DROP DOMAIN ch_positive;
 DROP TABLE ch_rows, ch_cfg;
 DELETE FROM fastckpt_procedure_registry;

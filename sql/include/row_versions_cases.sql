@@ -213,6 +213,35 @@ SELECT rv_try('WITH u AS (UPDATE rv_probe SET v = v + 1 WHERE id = 1 RETURNING i
 	SELECT (SELECT count(*) FROM d)');
 SELECT * FROM rv_probe ORDER BY id;
 ROLLBACK;
+-- ... also beside an upsert of another table in the same statement
+CREATE TABLE rv_other (id int PRIMARY KEY, v int);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT rv_try('WITH o AS (INSERT INTO rv_other VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET v = 2 RETURNING id),
+	u AS (UPDATE rv_probe SET v = v + 1 WHERE id = 1 RETURNING id),
+	i AS (INSERT INTO rv_probe VALUES (1, 0) ON CONFLICT DO NOTHING RETURNING id),
+	d AS (DELETE FROM rv_probe WHERE id = 1
+		AND (SELECT count(*) FROM u WHERE rv_probe.v IS NOT NULL) >= 0
+		AND (SELECT count(*) FROM i WHERE rv_probe.v IS NOT NULL) >= 0 RETURNING id)
+	SELECT (SELECT count(*) FROM d) + (SELECT count(*) FROM o)');
+SELECT * FROM rv_probe ORDER BY id;
+ROLLBACK;
+-- ... and after an upsert failed earlier in the session (its error caught)
+DO $$
+BEGIN
+	INSERT INTO rv_other VALUES (2, 0) ON CONFLICT (id) DO UPDATE SET v = 1 / excluded.v;
+	INSERT INTO rv_other VALUES (2, 0) ON CONFLICT (id) DO UPDATE SET v = 1 / excluded.v;
+EXCEPTION WHEN division_by_zero THEN
+	NULL;
+END $$;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT rv_try('WITH u AS (UPDATE rv_probe SET v = v + 1 WHERE id = 1 RETURNING id),
+	i AS (INSERT INTO rv_probe VALUES (1, 0) ON CONFLICT DO NOTHING RETURNING id),
+	d AS (DELETE FROM rv_probe WHERE id = 1
+		AND (SELECT count(*) FROM u WHERE rv_probe.v IS NOT NULL) >= 0
+		AND (SELECT count(*) FROM i WHERE rv_probe.v IS NOT NULL) >= 0 RETURNING id)
+	SELECT (SELECT count(*) FROM d)');
+SELECT * FROM rv_probe ORDER BY id;
+ROLLBACK;
 -- ... and when the statement that probed failed (its error caught)
 CREATE TABLE rv_caught (id int PRIMARY KEY, v int);
 INSERT INTO rv_caught VALUES (1, 10), (2, 20);
@@ -246,7 +275,7 @@ INSERT INTO rv_probe VALUES (2, 0) ON CONFLICT (id) DO UPDATE SET v = rv_probe.v
 	RETURNING id, v, xmax = 0 AS inserted;
 COMMIT;
 
-DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys, rv_twice, rv_src, rv_defer, rv_probe, rv_caught;
+DROP TABLE rv_tr, rv_ins, rv_cur, rv_sys, rv_twice, rv_src, rv_defer, rv_probe, rv_caught, rv_other;
 DROP FUNCTION rv_show_transition(), rv_show_new(), rv_bump_first(), rv_pass(),
 	rv_bump_existing(), rv_insert_nothing(), rv_try(text), rv_pass_old(),
 	rv_probe_and_fail();

@@ -223,8 +223,10 @@ extern void fc_forget_probed_row(void);
 struct QueryDesc;
 extern void fc_probes_statement_start(struct QueryDesc *qd);
 extern void fc_probes_statement_end(struct QueryDesc *qd);
-extern bool fc_probes_wanted(void);
-extern void fc_tid_notes_at_abort(bool top_level);
+extern bool fc_probes_wanted(Relation rel);
+extern void fc_tid_notes_at_subxact_start(int level);
+extern void fc_tid_notes_at_abort(int level);
+extern void fc_tid_notes_at_xact_end(void);
 
 /* ---- row_lock.c ---- */
 

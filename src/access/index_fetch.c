@@ -120,7 +120,7 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	}
 	fc_ssi_read(sscan->rel, slotno, hdr, found ? &v : NULL, snapshot);
 	if (found && snapshot->snapshot_type == SNAPSHOT_DIRTY && scan->rescanned &&
-		fc_probes_wanted())
+		fc_probes_wanted(sscan->rel))
 		fc_note_probed_row(sscan->rel, tid, hdr->xmin, hdr->cmin);
 	if (found)
 		fc_store_version(slot, sscan->rel, slotno, &v);

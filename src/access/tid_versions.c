@@ -28,17 +28,21 @@
  * take one.  ON CONFLICT locks right after its probe, so a probe note is
  * dropped as soon as a scan returns a row, and when a statement ends: a
  * probe that locked nothing (DO NOTHING, an exclusion check) must not be
- * taken for the lock of a row a scan found.  Probes are noted only while a
- * statement with an ON CONFLICT DO UPDATE runs (a probe of a DO NOTHING
- * CTE may come between a scan's row and its trigger's lock), and notes are
- * dropped when a (sub)transaction aborts: a failed statement has no end.
+ * taken for the lock of a row a scan found.  Probes are noted only of a
+ * table an ON CONFLICT DO UPDATE of a running statement inserts into (a
+ * probe of a DO NOTHING CTE may come between a scan's row and its
+ * trigger's lock), and notes and the statements' targets are dropped when
+ * a (sub)transaction aborts: a failed statement has no ExecutorEnd.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "executor/execdesc.h"
+#include "catalog/partition.h"
 #include "nodes/plannodes.h"
+#include "parser/parsetree.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "access/fastckpt_am.h"
@@ -60,10 +64,14 @@ static struct
 } fc_probed_row;
 
 /*
- * Statements with an ON CONFLICT DO UPDATE that are running: at most; one
- * that failed counts until the transaction ends.
+ * The target tables of the ON CONFLICT DO UPDATEs of the statements
+ * running, one entry per target and statement; and how many entries there
+ * were as each open subtransaction began, to drop those of statements that
+ * failed in it (they have no ExecutorEnd).
  */
-static int	fc_upserts_running = 0;
+static List *fc_upsert_targets = NIL;
+static int *fc_targets_at_level = NULL;
+static int	fc_levels_allocated = 0;
 
 /* An in-place update by command cid pushed the replaced version as undo. */
 void
@@ -140,63 +148,119 @@ fc_forget_probed_row(void)
 	fc_probed_row.relid = InvalidOid;
 }
 
-static bool
-fc_plan_upserts(Plan *plan)
+/* The target tables of this statement's ON CONFLICT DO UPDATEs. */
+static List *
+fc_statement_upsert_targets(PlannedStmt *ps)
 {
-	return plan != NULL && IsA(plan, ModifyTable) &&
-		((ModifyTable *) plan)->onConflictAction == ONCONFLICT_UPDATE;
-}
-
-/* Has this statement an ON CONFLICT DO UPDATE, at its top or in a CTE? */
-static bool
-fc_statement_upserts(QueryDesc *qd)
-{
-	PlannedStmt *ps = qd->plannedstmt;
+	List	   *targets = NIL;
 	ListCell   *lc;
 
 	if (ps == NULL || ps->commandType == CMD_UTILITY)
-		return false;
-	if (fc_plan_upserts(ps->planTree))
-		return true;
-	foreach(lc, ps->subplans)
+		return NIL;
+	/* at the top, or in a CTE */
+	for (int i = -1; i < list_length(ps->subplans); i++)
 	{
-		if (fc_plan_upserts((Plan *) lfirst(lc)))
-			return true;
+		ModifyTable *mt = (ModifyTable *) (i < 0 ? ps->planTree : list_nth(ps->subplans, i));
+
+		if (mt == NULL || !IsA(mt, ModifyTable) ||
+			mt->onConflictAction != ONCONFLICT_UPDATE)
+			continue;
+		foreach(lc, mt->resultRelations)
+			targets = lappend_oid(targets, rt_fetch(lfirst_int(lc), ps->rtable)->relid);
 	}
-	return false;
+	return targets;
 }
 
 void
 fc_probes_statement_start(QueryDesc *qd)
 {
-	if (fc_statement_upserts(qd))
-		fc_upserts_running++;
+	List	   *targets = fc_statement_upsert_targets(qd->plannedstmt);
+
+	if (targets != NIL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		fc_upsert_targets = list_concat(fc_upsert_targets, targets);
+		MemoryContextSwitchTo(old);
+		list_free(targets);
+	}
 }
 
 void
 fc_probes_statement_end(QueryDesc *qd)
 {
-	fc_forget_probed_row();
-	if (fc_upserts_running > 0 && fc_statement_upserts(qd))
-		fc_upserts_running--;
-}
+	List	   *targets;
+	ListCell   *lc;
 
-/* May the executor lock the row a dirty probe finds now? */
-bool
-fc_probes_wanted(void)
-{
-	return fc_upserts_running > 0;
+	fc_forget_probed_row();
+	if (fc_upsert_targets == NIL)
+		return;
+	targets = fc_statement_upsert_targets(qd->plannedstmt);
+	foreach(lc, targets)
+		fc_upsert_targets = list_delete_oid(fc_upsert_targets, lfirst_oid(lc));
+	list_free(targets);
 }
 
 /*
- * A (sub)transaction aborted: its failed statements left their notes, and
- * the undo version a replaced-row note names may be gone.
+ * May an ON CONFLICT DO UPDATE lock the row a dirty probe of this table
+ * finds now?  It inserts into the table, or into a partitioned table the
+ * row is routed from.
+ */
+bool
+fc_probes_wanted(Relation rel)
+{
+	List	   *ancestors;
+	ListCell   *lc;
+	bool		wanted = false;
+
+	if (fc_upsert_targets == NIL)
+		return false;
+	if (list_member_oid(fc_upsert_targets, RelationGetRelid(rel)))
+		return true;
+	if (!rel->rd_rel->relispartition)
+		return false;
+	ancestors = get_partition_ancestors(RelationGetRelid(rel));
+	foreach(lc, ancestors)
+		wanted |= list_member_oid(fc_upsert_targets, lfirst_oid(lc));
+	list_free(ancestors);
+	return wanted;
+}
+
+/* A subtransaction begins: remember which statements ran before it. */
+void
+fc_tid_notes_at_subxact_start(int level)
+{
+	if (level >= fc_levels_allocated)
+	{
+		int			n = Max(level + 1, 2 * fc_levels_allocated);
+
+		fc_targets_at_level = fc_targets_at_level == NULL ?
+			MemoryContextAllocZero(TopMemoryContext, n * sizeof(int)) :
+			repalloc(fc_targets_at_level, n * sizeof(int));
+		fc_levels_allocated = n;
+	}
+	fc_targets_at_level[level] = list_length(fc_upsert_targets);
+}
+
+/*
+ * A (sub)transaction aborted: its failed statements left their notes and
+ * their targets, and the undo version a replaced-row note names may be
+ * gone.  A transaction's end drops every target.
  */
 void
-fc_tid_notes_at_abort(bool top_level)
+fc_tid_notes_at_abort(int level)
 {
 	fc_forget_probed_row();
 	fc_forget_replaced_row();
-	if (top_level)
-		fc_upserts_running = 0;
+	if (level > 0 && level < fc_levels_allocated)
+		fc_upsert_targets = list_truncate(fc_upsert_targets, fc_targets_at_level[level]);
+	else if (level == 0)
+		fc_tid_notes_at_xact_end();
+}
+
+void
+fc_tid_notes_at_xact_end(void)
+{
+	list_free(fc_upsert_targets);
+	fc_upsert_targets = NIL;
 }

@@ -28,8 +28,13 @@
 #include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/sysattr.h"
+#include "access/table.h"
 #include "access/nbtree.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/indexing.h"
+#include "access/table.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
@@ -373,6 +378,86 @@ fc_expr_walker(Node *node, void *context)
 	return expression_tree_walker(node, fc_expr_walker, context);
 }
 
+/* A user's LANGUAGE sql function that the planner may inline. */
+static bool
+fc_function_inlines_sql(Oid funcid, void *context)
+{
+	HeapTuple	tup;
+	bool		result = false;
+
+	if (funcid < FirstNormalObjectId)
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+
+		(void) SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosqlbody, &isnull);
+		result = ((Form_pg_proc) GETSTRUCT(tup))->prolang == SQLlanguageId && isnull;
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
+static bool
+fc_names_inlined_sql_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, fc_function_inlines_sql, NULL))
+		return true;
+	return expression_tree_walker(node, fc_names_inlined_sql_walker, context);
+}
+
+/*
+ * Does a CHECK constraint of this domain (or of a domain it is over) call a
+ * user's LANGUAGE sql function?  The type cache plans a domain's checks
+ * once a session, inlining such a function: a clock literal in its body,
+ * or in the body of one it calls, is kept with them, beyond the call that
+ * planned them, and the planned checks no longer name the function.
+ */
+static bool
+fc_domain_checks_inline_sql(Oid typid)
+{
+	Relation	conrel = NULL;
+	bool		found = false;
+
+	while (!found && get_typtype(typid) == TYPTYPE_DOMAIN)
+	{
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		if (conrel == NULL)
+			conrel = table_open(ConstraintRelationId, AccessShareLock);
+		ScanKeyInit(&key, Anum_pg_constraint_contypid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(typid));
+		scan = systable_beginscan(conrel, ConstraintTypidIndexId, true, NULL, 1, &key);
+		while (!found && HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			bool		isnull;
+			Datum		bin;
+
+			if (((Form_pg_constraint) GETSTRUCT(tup))->contype != CONSTRAINT_CHECK)
+				continue;
+			bin = heap_getattr(tup, Anum_pg_constraint_conbin,
+							   RelationGetDescr(conrel), &isnull);
+			found = !isnull &&
+				fc_names_inlined_sql_walker(stringToNode(TextDatumGetCString(bin)), NULL);
+		}
+		systable_endscan(scan);
+		/* the domain this one is over, if any */
+		tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+		if (!HeapTupleIsValid(tup))
+			break;
+		typid = ((Form_pg_type) GETSTRUCT(tup))->typbasetype;
+		ReleaseSysCache(tup);
+	}
+	if (conrel != NULL)
+		table_close(conrel, AccessShareLock);
+	return found;
+}
+
 /*
  * A domain's CHECK constraints (its base domains' included) run when a
  * value is coerced to it or stored, outside what the expression or plan
@@ -388,6 +473,8 @@ fc_domain_checks_bad(Oid typid, void *context)
 
 	if (get_typtype(typid) != TYPTYPE_DOMAIN)
 		return false;
+	if (fc_domain_checks_inline_sql(typid))
+		return true;
 	/* the reference lives on this stack: release it before returning */
 	refctx = AllocSetContextCreate(CurrentMemoryContext, "fastckpt domain checks",
 								   ALLOCSET_SMALL_SIZES);

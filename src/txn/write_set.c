@@ -401,6 +401,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_commit_pre_commit();
 			break;
 		case XACT_EVENT_COMMIT:
+			fc_tid_notes_at_xact_end();
 			fc_call_at_xact_end();
 			fc_write_set_reset();
 			fc_pending_drops_at_xact_end(true);
@@ -408,7 +409,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
-			fc_tid_notes_at_abort(true);
+			fc_tid_notes_at_abort(0);
 			fc_note_aborted_sequences();
 			fc_call_at_xact_end();
 			fc_commit_at_abort();
@@ -443,6 +444,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_PREPARE:
 			/* nothing of it was logged: only a checkpoint request to forget */
+			fc_tid_notes_at_xact_end();
 			fc_row_lock_level = 0;
 			fc_commit_at_end();
 			fc_call_at_xact_end();
@@ -461,6 +463,9 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	switch (event)
 	{
+		case SUBXACT_EVENT_START_SUB:
+			fc_tid_notes_at_subxact_start(level);
+			break;
 		case SUBXACT_EVENT_COMMIT_SUB:
 			/* the parent now owns these writes */
 			for (int i = fc_nwrites - 1; i >= 0 && fc_writes[i].nestlevel >= level; i--)
@@ -470,7 +475,7 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			fc_pending_drops_at_subxact_end(true, level);
 			break;
 		case SUBXACT_EVENT_ABORT_SUB:
-			fc_tid_notes_at_abort(false);
+			fc_tid_notes_at_abort(level);
 			fc_call_at_subxact_abort();
 			fc_write_set_rollback(level);
 			if (fc_row_lock_level >= level)
