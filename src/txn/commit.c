@@ -36,6 +36,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "replication/message.h"
+#include "replication/origin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "utils/memutils.h"
@@ -390,9 +391,14 @@ fc_commit_pre_commit(void)
 
 	/*
 	 * Anything that WAL-logged (or is too big for one record) goes by
-	 * PostgreSQL's commit record; make that record durable too.
+	 * PostgreSQL's commit record; make that record durable too.  So does a
+	 * transaction of a replication origin (a logical replication apply
+	 * worker): its commit record carries how far the origin got, which
+	 * must not fall behind rows that survive a crash, or they are applied
+	 * twice.
 	 */
 	needs_clog = (changes != NIL || XactLastRecEnd != InvalidXLogRecPtr ||
+				  replorigin_session_origin != InvalidRepOriginId ||
 				  estimate > FC_LOG_MAX_RECORD || entries >= PG_UINT16_MAX);
 	verdict = fc_call_verdict_at_commit(changes != NIL);
 	if (needs_clog)

@@ -1,0 +1,66 @@
+# Logical replication into fastckpt tables: the apply worker's commits
+# carry the subscription's progress in PostgreSQL's commit record, which
+# must be as durable as the rows.  Were it not, a subscriber crash right
+# after an apply would bring the rows back but not the progress, and the
+# publisher would send the same transactions again: every row twice, or a
+# subscription stuck on "duplicate key".
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $pub = PostgreSQL::Test::Cluster->new('publisher');
+$pub->init(allows_streaming => 'logical');
+$pub->start;
+$pub->safe_psql('postgres', q{
+CREATE TABLE t (id int PRIMARY KEY, v int);
+CREATE TABLE nopk (id int, v int);
+ALTER TABLE nopk REPLICA IDENTITY FULL;
+CREATE PUBLICATION p FOR TABLE t, nopk;
+});
+
+# the WAL writer's delay widens the window in which an asynchronous commit
+# record is not yet on disk (apply workers commit asynchronously)
+my $sub = fastckpt_node('subscriber', "wal_writer_delay = '10s'\n");
+wait_for_tables_open($sub);
+$sub->safe_psql('postgres', q{
+CREATE TABLE t (id int PRIMARY KEY, v int) USING fastckpt;
+CREATE TABLE nopk (id int, v int) USING fastckpt;
+});
+my $connstr = $pub->connstr . ' dbname=postgres';
+$sub->safe_psql('postgres', "CREATE SUBSCRIPTION s CONNECTION '$connstr' PUBLICATION p");
+$sub->poll_query_until('postgres',
+	q{SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate <> 'r'})
+  or die 'the tables were not synchronized';
+
+for my $round (1 .. 3)
+{
+	my $lo = ($round - 1) * 100 + 1;
+	my $hi = $round * 100;
+	$pub->safe_psql('postgres', "INSERT INTO t SELECT g, g FROM generate_series($lo, $hi) g;
+		INSERT INTO nopk SELECT g, g FROM generate_series($lo, $hi) g");
+	$sub->poll_query_until('postgres', "SELECT count(*) = $hi FROM nopk")
+	  or die "round $round was not applied";
+	my $offset = -s $sub->logfile;
+	crash_postmaster($sub, 1);
+	$sub->start;
+	wait_for_tables_open($sub);
+	# whatever was lost comes again; nothing comes twice
+	$sub->poll_query_until('postgres', "SELECT count(*) >= $hi FROM t")
+	  or diag('the subscriber did not catch up');
+	$pub->wait_for_catchup('s');
+	is($sub->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM nopk'), "$hi|$hi",
+		"round $round: after kill -9 of the subscriber every row is there once (no primary key)");
+	is($sub->safe_psql('postgres', 'SELECT count(*) FROM t'), $hi,
+		"round $round: ... and with a primary key");
+	ok(!$sub->log_contains('duplicate key value', $offset),
+		"round $round: ... and the apply worker met no duplicate key");
+}
+
+$sub->stop;
+$pub->stop;
+done_testing();
