@@ -427,19 +427,6 @@ SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_row_assign(int,text)
 SELECT ch_row_assign(36, 'now');
 SELECT ch_row_default(37, 'now');
 SELECT ch_row_same(38, ROW('2020-01-01 00:00+00'));
--- a domain's checks are planned once a session (the type cache keeps
--- them), inlining a LANGUAGE sql function they call: here first by a
--- statement of the client's, before any call
-CREATE FUNCTION ch_cutoff() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT 'now'::timestamptz - interval '1 day' $$;
-CREATE DOMAIN ch_recent AS timestamptz CHECK (VALUE > ch_cutoff());
-CREATE FUNCTION ch_domain_recent(p int, t timestamptz) RETURNS void LANGUAGE plpgsql AS $f$
-BEGIN
-	UPDATE ch_rows SET ts = t::ch_recent WHERE id = p;
-END $f$;
-SELECT fastckpt_register_procedure('ch_domain_recent(int,timestamptz)');
-SELECT '2100-01-01 00:00+00'::timestamptz::ch_recent;
-INSERT INTO ch_rows VALUES (56, 0, NULL);
-SELECT ch_domain_recent(56, '2100-01-01 00:00+00');
 -- ... and each element of an array of rows of another type, by FOREACH,
 -- though that type has a timestamptz field of its own
 CREATE TYPE ch_noted AS (note text, at timestamptz);
@@ -479,6 +466,49 @@ SELECT fastckpt_register_procedure(f) FROM unnest(ARRAY['ch_context(int)',
 SELECT ch_context(39);
 SELECT ch_row_count(40);
 
+-- (last: what follows makes the session's calls fall back for good)
+-- a domain's checks are planned once a session (the type cache keeps
+-- them), inlining a LANGUAGE sql function they call: here first by a
+-- statement of the client's, before any call (each case in a new session)
+\c -
+CREATE FUNCTION ch_cutoff() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT 'now'::timestamptz - interval '1 day' $$;
+CREATE DOMAIN ch_recent AS timestamptz CHECK (VALUE > ch_cutoff());
+CREATE FUNCTION ch_domain_recent(p int, t timestamptz) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = t::ch_recent WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure('ch_domain_recent(int,timestamptz)');
+SELECT '2100-01-01 00:00+00'::timestamptz::ch_recent;
+INSERT INTO ch_rows VALUES (56, 0, NULL);
+SELECT ch_domain_recent(56, '2100-01-01 00:00+00');
+-- ... also when the check names a BEGIN ATOMIC function calling that one
+\c -
+CREATE FUNCTION ch_cutoff_atomic() RETURNS timestamptz LANGUAGE sql STABLE
+BEGIN ATOMIC SELECT ch_cutoff(); END;
+CREATE DOMAIN ch_recent_atomic AS timestamptz CHECK (VALUE > ch_cutoff_atomic());
+CREATE FUNCTION ch_domain_atomic(p int, t timestamptz) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET ts = t::ch_recent_atomic WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure('ch_domain_atomic(int,timestamptz)');
+SELECT '2100-01-01 00:00+00'::timestamptz::ch_recent_atomic;
+INSERT INTO ch_rows VALUES (57, 0, NULL);
+SELECT ch_domain_atomic(57, '2100-01-01 00:00+00');
+-- ... and a partition key over such a function (mislabelled IMMUTABLE),
+-- which the relation cache keeps: the session's calls fall back from then on
+\c -
+CREATE FUNCTION ch_cut() RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$ SELECT 'now'::timestamptz - interval '1 day' $$;
+CREATE TABLE ch_parts (k int, ts timestamptz) PARTITION BY LIST ((ts > ch_cut()));
+CREATE TABLE ch_parts_recent PARTITION OF ch_parts FOR VALUES IN (true) USING fastckpt;
+CREATE TABLE ch_parts_old PARTITION OF ch_parts FOR VALUES IN (false) USING fastckpt;
+CREATE FUNCTION ch_partitioned(p int, t timestamptz) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	INSERT INTO ch_parts VALUES (p, t);
+END $f$;
+SELECT fastckpt_register_procedure('ch_partitioned(int,timestamptz)');
+SELECT count(*) FROM ch_parts;
+SELECT ch_partitioned(1, '2100-01-01 00:00+00');
+
 SELECT routine, calls, call_records, value_records, last_fallback
   FROM fastckpt_procedures WHERE routine::text LIKE 'ch\_%' ORDER BY routine::text;
 
@@ -493,12 +523,15 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_timetz_from_time, ch_timetz_from_stamp, ch_timetz_literal, ch_row_assign,
 	ch_row_default, ch_row_same, ch_context, ch_row_count, ch_nested_now,
 	ch_nested_fixed, ch_operator_now, ch_sql_outer_now, ch_sql_outer_fixed,
-	ch_sql_noon, ch_inlined_timetz, ch_foreach_rows, ch_domain_recent;
+	ch_sql_noon, ch_inlined_timetz, ch_foreach_rows, ch_domain_recent,
+	ch_domain_atomic, ch_partitioned;
 DROP OPERATOR @@> (NONE, int);
 DROP FUNCTION ch_sql_shift;
 DROP TYPE ch_stamp, ch_word, ch_moment, ch_noted, ch_moments;
-DROP DOMAIN ch_recent;
-DROP FUNCTION ch_cutoff;
+DROP DOMAIN ch_recent, ch_recent_atomic;
+DROP FUNCTION ch_cutoff_atomic, ch_cutoff;
+DROP TABLE ch_parts;
+DROP FUNCTION ch_cut;
 DROP DOMAIN ch_positive;
 DROP TABLE ch_rows, ch_cfg;
 DELETE FROM fastckpt_procedure_registry;

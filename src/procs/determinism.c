@@ -378,7 +378,10 @@ fc_expr_walker(Node *node, void *context)
 	return expression_tree_walker(node, fc_expr_walker, context);
 }
 
-/* A user's LANGUAGE sql function that the planner may inline. */
+/*
+ * A user's LANGUAGE sql function, which the planner may inline (one with
+ * BEGIN ATOMIC too, and then what its body calls).
+ */
 static bool
 fc_function_inlines_sql(Oid funcid, void *context)
 {
@@ -390,10 +393,7 @@ fc_function_inlines_sql(Oid funcid, void *context)
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
 	if (HeapTupleIsValid(tup))
 	{
-		bool		isnull;
-
-		(void) SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosqlbody, &isnull);
-		result = ((Form_pg_proc) GETSTRUCT(tup))->prolang == SQLlanguageId && isnull;
+		result = ((Form_pg_proc) GETSTRUCT(tup))->prolang == SQLlanguageId;
 		ReleaseSysCache(tup);
 	}
 	return result;

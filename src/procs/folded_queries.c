@@ -51,6 +51,7 @@ static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 static needs_fmgr_hook_type prev_needs_fmgr_hook = NULL;
 static int	fc_planning = 0;	/* planner depth in this backend */
 static bool fc_folded_values = false;
+static bool fc_cached_values = false;	/* for the session: see fc_needs_fmgr_hook */
 
 static bool fc_scan_clock_literals(const char *source, int max_tokens,
 								   bool first_only, bool zone_types);
@@ -108,14 +109,24 @@ fc_sql_body_names_clock(Oid funcid)
 static bool
 fc_needs_fmgr_hook(Oid fn_oid)
 {
-	if (fn_oid >= FirstNormalObjectId && !fc_folded_values &&
+	if (fn_oid >= FirstNormalObjectId && !fc_cached_values &&
+		(!fc_folded_values || fc_planning == 0) &&
 		fc_statement_nested() && !fc_creating_routine() &&
 		fc_sql_body_names_clock(fn_oid))
 	{
 		if (fc_planning > 0)
 			fc_folded_values = true;	/* the plan may be cached */
 		else
+		{
+			/*
+			 * Inlined outside the planner: an expression the executor
+			 * prepares for one statement, or one a cache keeps for the
+			 * session (a domain's checks, a partition key), which DISCARD
+			 * does not make again.
+			 */
 			fc_call_taint(FC_FALLBACK_NONDETERMINISTIC);
+			fc_cached_values = true;
+		}
 	}
 	return prev_needs_fmgr_hook ? prev_needs_fmgr_hook(fn_oid) : false;
 }
@@ -339,7 +350,7 @@ fc_folding_mark(void)
 bool
 fc_plans_hold_folded_values(void)
 {
-	return fc_folded_values;
+	return fc_folded_values || fc_cached_values;
 }
 
 /* A utility statement ran: DISCARD PLANS and ALL drop every cached plan. */

@@ -40,6 +40,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -183,8 +184,7 @@ fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 						 1000, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
-		if (ShutdownRequestPending)
-			proc_exit(1);
+		fc_recovery_exit_if_shutdown();
 	}
 	if (started < wanted)
 		ereport(LOG,
@@ -517,6 +517,15 @@ fc_recovery_leader_main(Datum arg)
 	fc_recovery_stats_get(&before);
 	if (fc_gate_is_open() || fc_gate_failed(reason, sizeof(reason)))
 		;						/* a restarted leader: recovery is over */
+	else if (before.started_at != 0 && fc_recovery_was_interrupted() &&
+			 !restart_after_crash)
+	{
+		/* a restart of every process would shut the server down instead */
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: startup recovery was stopped by a termination request; fastckpt tables stay closed"),
+				 errhint("Restart the server to recover them (restart_after_crash is off, so recovery cannot run again by itself).")));
+		fc_gate_fail("startup recovery was stopped by a termination request (pg_terminate_backend); restart the server");
+	}
 	else if (before.started_at != 0 && fc_recovery_was_interrupted())
 	{
 		/*

@@ -95,6 +95,26 @@ ok($node->log_contains('run the interrupted startup recovery again'),
 	'... after restarting the server\'s processes, as logged');
 ok(insert_row('at the end'), '... and commits go through');
 
+# the same with restart_after_crash = off: no restart of every process
+# (which would shut the server down), the tables stay closed with the reason
+$node->append_conf('postgresql.conf',
+	"restart_after_crash = off\npg_fastckpt.test_recovery_delay = '5s'\n");
+$node->restart;
+$recovering = $node->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_fastckpt recovery leader'});
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($recovering)");
+$node->poll_query_until('postgres',
+	q{SELECT error LIKE '%stopped by a termination request%' FROM fastckpt_stat_recovery})
+  or diag('no error in fastckpt_stat_recovery');
+is($node->safe_psql('postgres', 'SELECT 1'), '1',
+	'with restart_after_crash off, the server stays up when recovery is terminated');
+my ($closed_ret, $closed_out, $closed_err) = $node->psql('postgres', 'SELECT count(*) FROM t');
+like($closed_err, qr/restart the server/, '... the tables stay closed, saying to restart the server');
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_recovery_delay = 0\n");
+$node->restart;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows, '... and a restart opens every row');
+
 $node->stop;
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
