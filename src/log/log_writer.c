@@ -159,8 +159,11 @@ fc_prep_step(uint64 segstart, char *err, size_t errlen)
 	if (fc_prep_done < FC_LOG_SEGMENT_SIZE)
 	{
 		uint64		to = Min(fc_prep_done + FC_PREP_STEP, FC_LOG_SEGMENT_SIZE);
+		char	   *tmp = fc_prep_path(segstart);
+		bool		filled = fc_zero_fill(fc_prep_fd, fc_prep_done, to, tmp, err, errlen);
 
-		if (!fc_zero_fill(fc_prep_fd, fc_prep_done, to, "next segment", err, errlen))
+		pfree(tmp);
+		if (!filled)
 		{
 			fc_prep_abandon();
 			return -1;
