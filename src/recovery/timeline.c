@@ -89,6 +89,46 @@ fc_restored_backup(char *start, size_t size)
 	line = strstr(label, "START WAL LOCATION: ");
 	if (line != NULL)
 		sscanf(line, "START WAL LOCATION: %63s", start);
+
+	/*
+	 * The start location alone does not tell backups apart: pg_rewind
+	 * writes a label whose start is the redo pointer of the last common
+	 * checkpoint, which is also where a base backup taken right after that
+	 * checkpoint started.  Add the label's start time ("@", spaces as
+	 * underscores), which differs.
+	 */
+	line = strstr(label, "START TIME: ");
+	if (line != NULL && strcmp(start, FC_NO_BACKUP) != 0)
+	{
+		size_t		len = strlen(start);
+		const char *p = line + strlen("START TIME: ");
+
+		if (len + 1 < size)
+		{
+			start[len++] = '@';
+			while (*p != '\0' && *p != '\n' && len + 1 < size)
+			{
+				start[len++] = (*p == ' ') ? '_' : *p;
+				p++;
+			}
+			start[len] = '\0';
+		}
+	}
+}
+
+/*
+ * Same backup?  A file noted by an earlier build has only the start
+ * location: compare that much.
+ */
+static bool
+fc_same_backup(const char *current, const char *noted)
+{
+	const char *at = strchr(current, '@');
+
+	if (strchr(noted, '@') == NULL && at != NULL)
+		return strlen(noted) == (size_t) (at - current) &&
+			strncmp(current, noted, at - current) == 0;
+	return strcmp(current, noted) == 0;
 }
 
 /*
@@ -100,8 +140,8 @@ bool
 fc_timeline_matches(char *error, size_t errlen)
 {
 	char		text[256];
-	char		backup[64];
-	char		noted_backup[64];
+	char		backup[128];
+	char		noted_backup[128];
 	const char *p;
 	char	   *end = text;
 	unsigned long noted;
@@ -114,7 +154,7 @@ fc_timeline_matches(char *error, size_t errlen)
 	noted = p ? strtoul(p + strlen(FC_ORIGIN_TIMELINE), &end, 10) : 0;
 	p = strstr(text, FC_ORIGIN_BACKUP);
 	if (noted == 0 || noted > PG_UINT32_MAX || *end != '\n' || p == NULL ||
-		sscanf(p + strlen(FC_ORIGIN_BACKUP), "%63s", noted_backup) != 1)
+		sscanf(p + strlen(FC_ORIGIN_BACKUP), "%127s", noted_backup) != 1)
 	{
 		snprintf(error, errlen, "\"%s\" is damaged; remove it to open the tables as pg_fastckpt's files hold them",
 				 FC_TIMELINE_PATH);
@@ -129,12 +169,12 @@ fc_timeline_matches(char *error, size_t errlen)
 		return false;
 	}
 	fc_restored_backup(backup, sizeof(backup));
-	if (strcmp(backup, FC_NO_BACKUP) != 0 && strcmp(backup, noted_backup) != 0)
+	if (strcmp(backup, FC_NO_BACKUP) != 0 && !fc_same_backup(backup, noted_backup))
 	{
 		snprintf(error, errlen,
-				 "the data directory was restored from a base backup (started at %s) since pg_fastckpt's files were opened: "
+				 "the data directory was restored from a base backup (started at %.*s) since pg_fastckpt's files were opened: "
 				 "they need not match the rest of the database",
-				 backup);
+				 (int) strcspn(backup, "@"), backup);
 		return false;
 	}
 	return true;
@@ -149,8 +189,8 @@ void
 fc_timeline_remember(void)
 {
 	const char *tmp = FC_TIMELINE_PATH ".tmp";
-	char		backup[64];
-	char		text[128];
+	char		backup[128];
+	char		text[256];
 	int			len;
 	int			fd;
 	bool		ok;

@@ -88,7 +88,7 @@ wait_for_tables_open($standby);
 is($standby->safe_psql('postgres',
 		q{SELECT count(*) || ' ' || count(*) FILTER (WHERE v = 'after') FROM t}),
 	'100 0', 'with the file removed, the tables open as the base backup left them');
-like(slurp_file($standby->data_dir . "/$tl_file"), qr{^timeline 2\nbackup [0-9A-F]+/[0-9A-F]+\n\z},
+like(slurp_file($standby->data_dir . "/$tl_file"), qr{^timeline 2\nbackup [0-9A-F]+/[0-9A-F]+(?:\@\S+)?\n\z},
 	'and belong to the new timeline and the restored backup from then on');
 $standby->safe_psql('postgres', q{INSERT INTO t VALUES (1000, 'promoted')});
 $standby->restart;
