@@ -38,8 +38,8 @@
  */
 #include "postgres.h"
 
-#include "executor/execdesc.h"
 #include "catalog/partition.h"
+#include "executor/execdesc.h"
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
 #include "utils/memutils.h"
