@@ -44,6 +44,7 @@ OBJS = \
 	src/log/log_buffer.o \
 	src/log/log_segment.o \
 	src/log/log_self_flush.o \
+	src/log/log_space.o \
 	src/log/log_writer.o \
 	src/ckpt/ckpt_shared.o \
 	src/ckpt/ckpt_base.o \

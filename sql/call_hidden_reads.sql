@@ -397,6 +397,19 @@ SELECT fastckpt_register_procedure('ch_inlined_timetz(int)');
 INSERT INTO ch_rows VALUES (54, 0, NULL);
 SELECT ch_inlined_timetz(54);
 DISCARD PLANS;
+-- ... or through a domain over timetz (schema-qualified), in a body that
+-- returns text
+CREATE DOMAIN ch_clock AS timetz;
+CREATE FUNCTION ch_sql_noon_text() RETURNS text LANGUAGE sql
+	AS $$ SELECT '12:00'::public.ch_clock::text $$;
+CREATE FUNCTION ch_inlined_domain_timetz(p int) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	UPDATE ch_rows SET n = length(ch_sql_noon_text()) WHERE id = p;
+END $f$;
+SELECT fastckpt_register_procedure('ch_inlined_domain_timetz(int)');
+INSERT INTO ch_rows VALUES (58, 0, NULL);
+SELECT ch_inlined_domain_timetz(58);
+DISCARD PLANS;
 
 -- a row of another type stored into a composite variable converts each
 -- field, text 'now' into a timestamptz field through its input function
@@ -523,12 +536,12 @@ DROP FUNCTION ch_dollar_now, ch_continued_now, ch_dollar_fixed, ch_composite_now
 	ch_timetz_from_time, ch_timetz_from_stamp, ch_timetz_literal, ch_row_assign,
 	ch_row_default, ch_row_same, ch_context, ch_row_count, ch_nested_now,
 	ch_nested_fixed, ch_operator_now, ch_sql_outer_now, ch_sql_outer_fixed,
-	ch_sql_noon, ch_inlined_timetz, ch_foreach_rows, ch_domain_recent,
-	ch_domain_atomic, ch_partitioned;
+	ch_sql_noon, ch_inlined_timetz, ch_sql_noon_text, ch_inlined_domain_timetz,
+	ch_foreach_rows, ch_domain_recent, ch_domain_atomic, ch_partitioned;
 DROP OPERATOR @@> (NONE, int);
 DROP FUNCTION ch_sql_shift;
 DROP TYPE ch_stamp, ch_word, ch_moment, ch_noted, ch_moments;
-DROP DOMAIN ch_recent, ch_recent_atomic;
+DROP DOMAIN ch_recent, ch_recent_atomic, ch_clock;
 DROP FUNCTION ch_cutoff_atomic, ch_cutoff;
 DROP TABLE ch_parts;
 DROP FUNCTION ch_cut;

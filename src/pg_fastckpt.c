@@ -100,6 +100,7 @@ fc_shmem_request(void)
 	RequestAddinShmemSpace(fc_table_store_shmem_size());
 	RequestAddinShmemSpace(fc_gate_shmem_size());
 	RequestAddinShmemSpace(fc_log_shmem_size());
+	RequestAddinShmemSpace(fc_log_space_shmem_size());
 	RequestAddinShmemSpace(fc_ckpt_shmem_size());
 	RequestAddinShmemSpace(fc_ckpt_load_shmem_size());
 	RequestAddinShmemSpace(fc_procs_shmem_size());
@@ -119,6 +120,7 @@ fc_shmem_startup(void)
 	fc_table_store_shmem_init();
 	fc_gate_shmem_init();
 	fc_log_shmem_init();
+	fc_log_space_shmem_init();
 	fc_ckpt_shmem_init();
 	fc_ckpt_load_shmem_init();
 	fc_procs_shmem_init();

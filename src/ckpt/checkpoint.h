@@ -97,6 +97,9 @@ typedef struct FcCkptStats
 	char		last_error[256];
 } FcCkptStats;
 
+/* how long a checkpoint waits for the log before it fails */
+#define FC_CKPT_FLUSH_WAIT_MS	10000
+
 /* ckpt_shared.c: shared state, the swap, transactions in doubt */
 extern Size fc_ckpt_shmem_size(void);
 extern void fc_ckpt_shmem_init(void);
@@ -106,6 +109,7 @@ extern bool fc_ckpt_calls_since_last(void);
 extern uint64 fc_ckpt_calls_since_checkpoint(void);
 extern void fc_ckpt_set_calls_base(uint64 base);
 extern void fc_ckpt_request(bool wait);
+extern void fc_ckpt_request_quietly(void);
 extern void fc_ckpt_clear_csn(void);
 extern bool fc_ckpt_swap(uint64 *csn, uint64 *start_lsn, uint64 *phase);
 extern void fc_ckpt_swap_done(void);

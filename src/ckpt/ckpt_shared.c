@@ -23,6 +23,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/interrupt.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -30,6 +31,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -170,10 +172,18 @@ fc_ckpt_swap_done(void)
 	SpinLockRelease(&fc_ckpt->mutex);
 }
 
-/* Wait until no transaction with a CSN below csn is still in doubt. */
+/*
+ * Wait until no transaction with a CSN below csn is still in doubt.  A
+ * commit waiting for a log that cannot be written stays in doubt for as
+ * long as the outage lasts: then fail, as the wait for the log itself does
+ * (fc_wait_log_flushed), rather than hang unseen; the next attempt waits
+ * again.
+ */
 void
 fc_ckpt_wait_in_doubt(uint64 csn)
 {
+	TimestampTz start = GetCurrentTimestamp();
+
 	for (int i = 0; i < fc_ckpt->nprocs; i++)
 	{
 		for (;;)
@@ -182,6 +192,15 @@ fc_ckpt_wait_in_doubt(uint64 csn)
 
 			if (held == 0 || held >= csn)
 				break;
+			if (fc_log_is_failing() &&
+				TimestampDifferenceExceeds(start, GetCurrentTimestamp(), FC_CKPT_FLUSH_WAIT_MS))
+				ereport(ERROR,
+						(errcode(ERRCODE_IO_ERROR),
+						 errmsg("the fastckpt checkpoint at CSN %llu cannot be taken: the commit with CSN %llu (process %d) waits for the fastckpt log, which cannot be written",
+								(unsigned long long) csn, (unsigned long long) held,
+								ProcGlobal->allProcs[i].pid),
+						 errdetail("A checkpoint waits until every commit before it has ended; fastckpt_stat_log says why the log cannot be written."),
+						 errhint("Free space on (or repair) the device holding pg_fastckpt/log; the checkpoint is retried.")));
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 1L, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
@@ -284,6 +303,14 @@ fc_ckpt_pause_point(FcCkptPausePoint point)
 		/* a loader worker dies on SIGTERM here, as it would when busy */
 		if (point == FC_PAUSE_LOAD)
 			CHECK_FOR_INTERRUPTS();
+		/* the checkpoint writer's pause ends early once a reload lifts it */
+		else if (point != FC_PAUSE_REBUILD && ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			if (fc_test_checkpoint_pause != point)
+				break;
+		}
 		pg_usleep((long) Min(end - now, 100000));
 	}
 }
@@ -387,16 +414,13 @@ fc_ckpt_set_calls_base(uint64 base)
 	pg_atomic_write_u64(&fc_ckpt->calls_base, base);
 }
 
-/* Ask for a checkpoint; with wait, until one that started after has ended. */
-void
-fc_ckpt_request(bool wait)
+/* Count a request and wake the checkpointer; returns the request's number. */
+static uint64
+fc_ckpt_post_request(void)
 {
 	uint64		mine;
 	Latch	   *latch;
-	bool		ok;
-	char		error[256];
 
-	fc_ckpt_error_if_closed();
 	SpinLockAcquire(&fc_ckpt->mutex);
 	mine = ++fc_ckpt->requested;
 	latch = fc_ckpt->writer_latch;
@@ -404,6 +428,33 @@ fc_ckpt_request(bool wait)
 	/* not started yet (recovery): it takes pending requests when it starts */
 	if (latch != NULL)
 		SetLatch(latch);
+	return mine;
+}
+
+/*
+ * Ask for a checkpoint without waiting, from a process that must not fail
+ * (the log writer, short of space); nothing if none can be taken.
+ */
+void
+fc_ckpt_request_quietly(void)
+{
+	char		closed_reason[1];
+
+	if (RecoveryInProgress() || fc_gate_failed(closed_reason, sizeof(closed_reason)))
+		return;
+	(void) fc_ckpt_post_request();
+}
+
+/* Ask for a checkpoint; with wait, until one that started after has ended. */
+void
+fc_ckpt_request(bool wait)
+{
+	uint64		mine;
+	bool		ok;
+	char		error[256];
+
+	fc_ckpt_error_if_closed();
+	mine = fc_ckpt_post_request();
 	if (!wait)
 		return;
 

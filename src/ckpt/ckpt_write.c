@@ -58,7 +58,6 @@
 #define FC_CKPT_SYNC_EVERY		(32 * 1024 * 1024)	/* fdatasync at least this often */
 #define FC_CKPT_PACE_SLEEP_MS	10	/* pacing: nap when ahead of schedule */
 #define FC_CKPT_GROUP_SLOTS		4096	/* slots read per directory lock hold */
-#define FC_CKPT_FLUSH_WAIT_MS	10000
 
 /*
  * The memos of the installed checkpoint (the one numbered

@@ -68,6 +68,7 @@ extern uint64 fc_log_peek_next_csn(void);
 extern uint64 fc_log_insert_lsn(void);
 extern void fc_log_start(uint64 start_lsn, uint64 next_csn);
 extern bool fc_log_is_ready(void);
+extern bool fc_log_is_failing(void);
 extern void fc_log_check_writable(const char *relname);
 extern void fc_log_stats_get(FcLogStats *stats);
 extern void fc_log_stats_reset(void);
@@ -82,6 +83,7 @@ extern bool fc_log_may_defer(uint64 written, uint64 upto);
 extern bool fc_log_writer_sleep_begin(uint64 written, bool deferring);
 extern void fc_log_writer_sleep_end(void);
 extern void fc_log_set_failing(const char *error);
+extern void fc_log_note_error(const char *error);
 extern void fc_log_clear_failing(void);
 extern bool fc_log_writer_idle(void);
 
@@ -102,6 +104,15 @@ extern uint64 fc_log_first_lsn(void);
 extern void fc_log_truncate_at(uint64 end_lsn);
 extern uint64 fc_log_remove_before(uint64 lsn);
 extern void fc_log_trace_synced(uint64 lsn);
+
+/* log_space.c */
+extern Size fc_log_space_shmem_size(void);
+extern void fc_log_space_shmem_init(void);
+extern void fc_log_space_set_short(uint64 end_lsn, const char *reason);
+extern void fc_log_space_clear_short(void);
+extern void fc_log_space_claim(uint64 bytes);
+extern void fc_log_space_release(void);
+extern void fc_log_space_check_write(const char *relname);
 
 /* log_self_flush.c */
 extern bool fc_log_flush_self(uint64 lsn);

@@ -188,6 +188,13 @@ fc_log_is_ready(void)
 	return pg_atomic_read_u32(&fc_log->ready) != 0;
 }
 
+/* Does the log writer fail to write the log (full or failing device)? */
+bool
+fc_log_is_failing(void)
+{
+	return pg_atomic_read_u32(&fc_log->failing) != 0;
+}
+
 /* Called by startup recovery once it knows where the log ends. */
 void
 fc_log_start(uint64 start_lsn, uint64 next_csn)
@@ -538,7 +545,10 @@ fc_log_check_writable(const char *relname)
 	char		error[256];
 
 	if (likely(pg_atomic_read_u32(&fc_log->failing) == 0))
+	{
+		fc_log_space_check_write(relname);
 		return;
+	}
 	SpinLockAcquire(&fc_log->error_lock);
 	strlcpy(error, fc_log->last_error, sizeof(error));
 	SpinLockRelease(&fc_log->error_lock);
@@ -684,11 +694,18 @@ fc_log_writer_idle(void)
 void
 fc_log_set_failing(const char *error)
 {
+	fc_log_note_error(error);
+	fc_log->write_errors++;
+	pg_atomic_write_u32(&fc_log->failing, 1);
+}
+
+/* An error the log writer met that does not (yet) stop the log. */
+void
+fc_log_note_error(const char *error)
+{
 	SpinLockAcquire(&fc_log->error_lock);
 	strlcpy(fc_log->last_error, error, sizeof(fc_log->last_error));
 	SpinLockRelease(&fc_log->error_lock);
-	fc_log->write_errors++;
-	pg_atomic_write_u32(&fc_log->failing, 1);
 }
 
 void

@@ -23,12 +23,19 @@
  * kernel's copy cannot be trusted).  Once that succeeds, waiting commits
  * are acknowledged and writes are accepted again.
  *
+ * A next segment that cannot be created (a full device) is noticed before
+ * the log needs it, on entering a segment and while preparing the next:
+ * the log is then kept within the segments there are (log_space.c) and
+ * checkpoints are asked for while the log's own older segments fill the
+ * device, since a log run past them could never be checkpointed again.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/file_perm.h"
@@ -43,6 +50,8 @@
 #include "utils/timestamp.h"
 
 #include "pg_fastckpt.h"
+#include "ckpt/checkpoint.h"
+#include "core/file_layout.h"
 #include "log/log.h"
 #include "store/slot.h"
 
@@ -66,6 +75,9 @@ static TimestampTz fc_prep_retry_at = 0;
 
 /* segment start + 1 of the next segment once it is known to exist, or 0 */
 static uint64 fc_next_ready = 0;
+
+/* the log is short of space: it must end here (log_space.c), or 0 */
+static uint64 fc_short_end = 0;
 
 void
 fc_register_log_writer(void)
@@ -206,6 +218,78 @@ fc_prep_step(uint64 segstart, char *err, size_t errlen)
 	return 1;
 }
 
+/*
+ * The segment starting at next cannot be created: the log must end before
+ * it (log_space.c).  While older segments of the log itself fill the
+ * device, ask for a checkpoint, which removes them (two may be needed: the
+ * older of the two installed checkpoints keeps its segments).
+ */
+static void
+fc_space_short(uint64 next, const char *reason)
+{
+	if (fc_short_end != next)
+	{
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: the next log segment cannot be created: %s", reason),
+				 errdetail("Commits to fastckpt tables are refused once the log nears the end of the segments there are, until the next segment can be created."),
+				 errhint("Checkpoints remove older log segments; if other files fill the device holding pg_fastckpt/log, free space on it.")));
+		fc_short_end = next;
+		fc_log_space_set_short(next, reason);
+		fc_log_note_error(reason);
+	}
+	if (fc_log_first_lsn() + FC_LOG_SEGMENT_SIZE < next)
+		fc_ckpt_request_quietly();
+}
+
+static void
+fc_space_restored(void)
+{
+	if (fc_short_end == 0)
+		return;
+	fc_short_end = 0;
+	fc_log_space_clear_short();
+	ereport(LOG,
+			(errmsg("pg_fastckpt: the next log segment could be created; commits to fastckpt tables are accepted again")));
+}
+
+/*
+ * Entering the segment that starts at segstart: if the one after it does
+ * not exist yet and the device lacks the room for it, say so now, while a
+ * checkpoint can still start within the segments there are, rather than
+ * when the writer needs it.  Only preparing the segment clears this (the
+ * free space a file system reports is not always what zeros take).
+ */
+static void
+fc_space_probe(uint64 segstart)
+{
+	uint64		next = segstart + FC_LOG_SEGMENT_SIZE;
+	uint64		need = FC_LOG_SEGMENT_SIZE;
+	uint64		avail;
+	struct statvfs vfs;
+	struct stat st;
+	char	   *path;
+	bool		exists;
+	char		reason[256];
+
+	if (fc_next_ready == next + 1)
+		return;
+	path = fc_log_segment_path(next);
+	exists = (stat(path, &st) == 0);
+	pfree(path);
+	if (exists || statvfs(FC_LOG_DIR, &vfs) != 0)
+		return;
+	if (fc_prep_fd >= 0 && fc_prep_segstart == next)
+		need -= fc_prep_done;
+	avail = (uint64) vfs.f_bavail * vfs.f_frsize;
+	if (avail >= need)
+		return;
+	snprintf(reason, sizeof(reason),
+			 "%llu kB are free on the device holding pg_fastckpt/log, log segment %016llX needs %llu kB",
+			 (unsigned long long) (avail / 1024), (unsigned long long) next,
+			 (unsigned long long) (need / 1024));
+	fc_space_short(next, reason);
+}
+
 /* Open the segment holding lsn, preparing it first if needed. */
 static bool
 fc_seg_open(uint64 lsn, char *err, size_t errlen)
@@ -246,6 +330,7 @@ fc_seg_open(uint64 lsn, char *err, size_t errlen)
 	}
 	pfree(path);
 	fc_seg_start = segstart;
+	fc_space_probe(segstart);
 	return true;
 }
 
@@ -265,7 +350,12 @@ fc_prepare_next_segment(void)
 	next = flushed - flushed % FC_LOG_SEGMENT_SIZE + FC_LOG_SEGMENT_SIZE;
 
 	/* asked every time the writer goes idle: answer without a system call */
-	if (fc_next_ready == next + 1 || GetCurrentTimestamp() < fc_prep_retry_at)
+	if (fc_next_ready == next + 1)
+	{
+		fc_space_restored();
+		return false;
+	}
+	if (GetCurrentTimestamp() < fc_prep_retry_at)
 		return false;
 
 	/*
@@ -276,8 +366,8 @@ fc_prepare_next_segment(void)
 	err[0] = '\0';
 	if (!fc_seg_open(next - FC_LOG_SEGMENT_SIZE, err, sizeof(err)))
 	{
-		ereport(LOG, (errmsg("pg_fastckpt: %s; retrying in 10 s", err)));
-		fc_prep_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 10000);
+		fc_space_short(next - FC_LOG_SEGMENT_SIZE, err);
+		fc_prep_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
 		return false;
 	}
 	if (fc_prep_fd < 0)
@@ -290,6 +380,7 @@ fc_prepare_next_segment(void)
 		if (exists)
 		{
 			fc_next_ready = next + 1;
+			fc_space_restored();
 			return false;
 		}
 	}
@@ -297,13 +388,16 @@ fc_prepare_next_segment(void)
 	rc = fc_prep_step(next, err, sizeof(err));
 	if (rc < 0)
 	{
-		/* not fatal yet: only a flush that needs the segment fails */
-		ereport(LOG, (errmsg("pg_fastckpt: %s; retrying in 10 s", err)));
-		fc_prep_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 10000);
+		/* not fatal yet: the log ends before it, and a checkpoint may free room */
+		fc_space_short(next, err);
+		fc_prep_retry_at = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 1000);
 		return false;
 	}
 	if (rc > 0)
+	{
 		fc_next_ready = next + 1;
+		fc_space_restored();
+	}
 	return true;
 }
 
@@ -320,12 +414,17 @@ fc_seg_sync(char *err, size_t errlen)
 	return true;
 }
 
-/* Write and sync [from, to); false (with err set) on any failure. */
+/*
+ * Write and sync [from, to); false (with err set) on any failure.  Sets
+ * *durable to the end of what is on disk even so: the segments finished
+ * before the failure.
+ */
 static bool
-fc_write_range(uint64 from, uint64 to, char *err, size_t errlen)
+fc_write_range(uint64 from, uint64 to, uint64 *durable, char *err, size_t errlen)
 {
 	uint64		pos = from;
 
+	*durable = from;
 	while (pos < to)
 	{
 		uint64		segstart = pos - pos % FC_LOG_SEGMENT_SIZE;
@@ -339,6 +438,7 @@ fc_write_range(uint64 from, uint64 to, char *err, size_t errlen)
 			/* finishing a segment: it must be durable before we move on */
 			if (!fc_seg_sync(err, errlen))
 				return false;
+			*durable = pos;
 		}
 		if (!fc_seg_open(pos, err, errlen))
 			return false;
@@ -365,6 +465,7 @@ fc_write_range(uint64 from, uint64 to, char *err, size_t errlen)
 		return false;
 	}
 	pgstat_report_wait_end();
+	*durable = to;
 	return true;
 }
 
@@ -418,12 +519,15 @@ fc_log_writer_main(Datum arg)
 			defer_since = 0;
 		if (upto > written)
 		{
-			wrote = fc_write_range(written, upto, err, sizeof(err));
-			if (wrote)
+			uint64		durable;
+
+			wrote = fc_write_range(written, upto, &durable, err, sizeof(err));
+			/* after a failure, commits before it are still acknowledged */
+			if (durable > written)
 			{
 				if (fc_test_sync_trace)
-					fc_log_trace_synced(upto);
-				fc_log_set_flushed(upto, false);
+					fc_log_trace_synced(durable);
+				fc_log_set_flushed(durable, false);
 			}
 		}
 		LWLockRelease(fc_misc_lock(FC_LOCK_FLUSH));

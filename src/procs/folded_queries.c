@@ -39,6 +39,7 @@
 #include "parser/scanner.h"
 #include "parser/gram.h"			/* after scanner.h, which it needs */
 #include "utils/builtins.h"
+#include "utils/catcache.h"
 #include "utils/formatting.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -203,12 +204,32 @@ fc_type_input_reads_clock(Oid typid)
 }
 
 /*
+ * Is a type of this name, in any schema, timetz or an array or domain of
+ * it?  (A body casting a literal to it need not name timetz itself.)
+ */
+static bool
+fc_type_name_is_timetz(const char *name)
+{
+	CatCList   *types = SearchSysCacheList1(TYPENAMENSP, CStringGetDatum(name));
+	bool		result = false;
+
+	for (int i = 0; i < types->n_members && !result; i++)
+	{
+		Form_pg_type typ = (Form_pg_type) GETSTRUCT(&types->members[i]->tuple);
+
+		result = fc_type_is_timetz(typ->oid);
+	}
+	ReleaseSysCacheList(types);
+	return result;
+}
+
+/*
  * Does a quoted literal of this SQL text name a time relative to the
  * clock?  With first_only, the first one within max_tokens tokens decides
  * (none: yes); else any of the text's.  The SQL lexer reads them, so that
  * every way of writing a string constant counts: 'now', E'now', $$now$$,
  * $q$now$q$, U&'now', and 'no' 'w' continued over a line break.  With
- * zone_types, the name timetz or the keyword ZONE counts too.
+ * zone_types, the name of a timetz type or the keyword ZONE counts too.
  */
 static bool
 fc_scan_clock_literals(const char *source, int max_tokens, bool first_only,
@@ -232,7 +253,7 @@ fc_scan_clock_literals(const char *source, int max_tokens, bool first_only,
 			if (tok == 0)
 				break;
 			if (zone_types &&
-				(tok == ZONE || (tok == IDENT && strcmp(yylval.str, "timetz") == 0)))
+				(tok == ZONE || (tok == IDENT && fc_type_name_is_timetz(yylval.str))))
 			{
 				result = true;
 				break;

@@ -34,8 +34,9 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_control.h"
 #include "miscadmin.h"
-#include "replication/message.h"
 #include "replication/origin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -292,6 +293,21 @@ fc_commit_checkpoint_for_calls(void)
 	fc_ckpt_request(true);
 }
 
+/*
+ * Put a WAL record carrying our xid: replay moves the next xid past it.  A
+ * no-op record, which logical decoding shows to no one (a logical message
+ * would reach every consumer of the changes).
+ */
+static void
+fc_log_xid_in_wal(void)
+{
+	char		unused = 0;
+
+	XLogBeginInsert();
+	XLogRegisterData(&unused, sizeof(unused));
+	(void) XLogInsert(RM_XLOG_ID, XLOG_NOOP);
+}
+
 void
 fc_commit_pre_commit(void)
 {
@@ -389,6 +405,9 @@ fc_commit_pre_commit(void)
 		entries++;
 	}
 
+	/* with the log device full, fail now, while nothing is logged */
+	fc_log_space_claim(estimate);
+
 	/*
 	 * Anything that WAL-logged (or is too big for one record) goes by
 	 * PostgreSQL's commit record; make that record durable too.  So does a
@@ -411,7 +430,7 @@ fc_commit_pre_commit(void)
 		 * itself must be durable before the client hears of it.
 		 */
 		(void) GetTopTransactionId();
-		(void) LogLogicalMessage("pg_fastckpt", "", 0, true);
+		fc_log_xid_in_wal();
 		XLogFlush(XactLastRecEnd);
 		ForceSyncCommit();
 	}
@@ -527,6 +546,7 @@ fc_commit_pre_commit(void)
 			hdr->link = fc_rb.end_lsn;
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+	fc_log_space_release();
 	fc_write_set_installed(phase);
 	list_free(new_tables);
 	list_free(changes);
@@ -587,6 +607,7 @@ void
 fc_commit_at_end(void)
 {
 	fc_ckpt_first = false;
+	fc_log_space_release();
 	if (fc_logged_csn != 0)
 		fc_log_clear_voidable();
 	fc_logged_csn = 0;
@@ -637,6 +658,7 @@ fc_commit_at_abort(void)
 {
 	fc_ckpt_first = false;
 	fc_elr_wait_lsn = 0;
+	fc_log_space_release();
 	fc_commit_log_abort();
 	/* a rollback is reported only once the rows it returned are durable */
 	fc_abort_wait_lsn = Max(fc_abort_wait_lsn, fc_read_wait_lsn);

@@ -325,94 +325,241 @@ cmp_ok($node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_re
 		'the COPY data comes once the log is written, with the committed value');
 }
 
-# ---- a full log device ----
-SKIP:
+# Write transactions of about 200 kB of incompressible rows (ids from
+# $base + 1000 * i) in a background session, one at a time, until $n are
+# done or one has not ended after $patience seconds.  With $keep, each also
+# deletes the batch $keep before it (the table stays small).  Returns the
+# session and the numbers of the transactions acknowledged, refused with
+# an error (their messages), and left waiting (0 if none).
+sub write_batches
 {
-	my $fs = $ENV{FASTCKPT_SMALL_FS};
-	skip 'FASTCKPT_SMALL_FS (a small tmpfs, mounted by test/run_tests.sh as root) not set', 9
-	  unless $fs && -d $fs && -w $fs;
-
-	# the device is this test's alone: clear what an interrupted run left
-	system("rm -rf '$fs'/log_* '$fs'/filler") == 0 or die "could not clear $fs";
-
-	# move the log onto the small device, filled up but for a little room
-	$node->stop;
-	my $target = "$fs/log_" . $$;
-	system('cp', '-a', $logdir, $target) == 0 or die "cp: $?";
-	system('rm', '-rf', $logdir) == 0 or die "rm: $?";
-	symlink($target, $logdir) or die "symlink: $!";
-	system("dd if=/dev/zero of=$fs/filler bs=1M count=1000 2>/dev/null");
-	unlink("$fs/filler_small");
-	# leave about 2 MB free
-	truncate("$fs/filler", (-s "$fs/filler") - 2 * 1024 * 1024) or die "truncate filler: $!";
-	$node->start;
-	wait_for_tables_open($node);
-
-	# write until the log cannot take more: that commit must not return
-	my $writer = $node->background_psql('postgres', on_error_stop => 0);
-	my $acked = 0;
-	my $blocked = 0;
-	# about 200 kB of incompressible rows per transaction
-	for my $i (1 .. 400)
+	my ($base, $n, $patience, $keep) = @_;
+	my $w = $node->background_psql('postgres', on_error_stop => 0);
+	my (@acked, @refused, $blocked);
+	for my $i (1 .. $n)
 	{
-		$writer->{stdin} .= qq{INSERT INTO t SELECT 1000 * $i + g, (SELECT string_agg(md5(random()::text || g || k), '') FROM generate_series(1, 6) k) FROM generate_series(1, 1000) g;\n\\echo done $i\n};
+		my $errors_before = () = $w->{stderr} =~ /ERROR:/g;
+		my $delete = '';
+		$delete = sprintf('WITH gone AS (DELETE FROM t WHERE id > %d AND id <= %d) ',
+			$base + 1000 * ($i - $keep), $base + 1000 * ($i - $keep + 1))
+		  if $keep;
+		$w->{stdin} .= qq{${delete}INSERT INTO t SELECT $base + 1000 * $i + g, (SELECT string_agg(md5(random()::text || g || k), '') FROM generate_series(1, 6) k) FROM generate_series(1, 1000) g;\n\\echo done $i\n};
 		my $waited = 0;
-		while ($writer->{stdout} !~ /done $i\b/ && $waited < 40)
+		while ($w->{stdout} !~ /done $i\b/ && $waited < 20 * $patience)
 		{
-			$writer->{run}->pump_nb;
+			$w->{run}->pump_nb;
 			usleep(50_000);
 			$waited++;
 		}
-		die "writer failed: $writer->{stderr}" if $writer->{stderr} =~ /ERROR/;
-		if ($writer->{stdout} =~ /done $i\b/) { $acked = $i; next; }
-		$blocked = $i;
-		last;
+		if ($w->{stdout} !~ /done $i\b/) { $blocked = $i; last; }
+		my $errors = () = $w->{stderr} =~ /ERROR:/g;
+		if ($errors > $errors_before) { push @refused, $i; } else { push @acked, $i; }
 	}
-	ok($blocked > 0, "full device: commit $blocked is not acknowledged");
+	return ($w, \@acked, \@refused, $blocked // 0);
+}
+
+# ---- a failing log device ----
+# The next segment exists but cannot be opened for writing (a read-only
+# file stands for a device failing its writes): no commit past the end of
+# the current one is acknowledged, new writes are refused with a clear
+# error, a checkpoint fails with a clear error rather than hang, and once
+# the device works again the waiting commit completes and nothing is lost.
+{
+	my $lsn = $node->safe_psql('postgres', 'SELECT insert_lsn FROM fastckpt_stat_log');
+	my ($cur, $cur_start) = segment_of($lsn);
+	my ($next) = segment_of($cur_start + 16 * 1024 * 1024);
+	# the writer prepares the next segment while idle
+	my $waited = 0;
+	while (!-f $next && $waited++ < 600) { usleep(50_000); }
+	ok(-f $next, 'failing device: the next segment is prepared ahead');
+	chmod(0444, $next) or die "chmod $next: $!";
+
+	my ($writer, $acked, $refused, $blocked) = write_batches(1_000_000, 120, 2);
+	ok($blocked > 0 && @$refused == 0,
+		"failing device: commit $blocked is not acknowledged, none refused before it ("
+		  . scalar(@$acked) . ' acknowledged)');
 	is($node->safe_psql('postgres', 'SELECT failing FROM fastckpt_stat_log'),
-		't', 'full device: the view says the log is failing');
+		't', 'failing device: the view says the log is failing');
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
 		q{INSERT INTO t VALUES (-1, 'refused')});
 	like($stderr, qr/cannot write to fastckpt table "t": the fastckpt log cannot be written/,
-		'full device: new writes are refused with a clear error');
+		'failing device: new writes are refused with a clear error');
+	like($stderr, qr/DETAIL:  The log writer failed: could not open log segment/,
+		'failing device: the error says what failed');
 	ok($node->safe_psql('postgres', 'SELECT 1') eq '1',
-		'full device: the server is up and reads work');
-	is($node->safe_psql('postgres', 'SELECT count(*) FROM t WHERE id = 1001'), '1',
-		'full device: a read of rows committed before the failure works');
+		'failing device: the server is up and reads work');
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM t WHERE id = 1001001'), '1',
+		'failing device: a read of rows committed before the failure works');
 	# the blocked commit is visible (early lock release) but not durable:
 	# a read that meets its rows may not return them, and fails rather
-	# than wait for as long as the device stays full
+	# than wait for as long as the device fails
 	($ret, $stdout, $stderr) = $node->psql('postgres',
 		"SET statement_timeout = '60s'; SELECT count(*) FROM t");
 	like($stderr,
 		qr/cannot return rows of fastckpt tables: a transaction that wrote them waits for the fastckpt log/,
-		'full device: a read that meets the waiting commit\'s rows fails at once, with the reason');
+		'failing device: a read that meets the waiting commit\'s rows fails at once, with the reason');
+	# a checkpoint cannot be installed ahead of the durable log: it fails,
+	# bounded, with the reason, rather than hang
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SET statement_timeout = '120s'; SELECT fastckpt_checkpoint(true)");
+	like($stderr,
+		qr/waits for the fastckpt log, which cannot be written|the fastckpt log is not durable up to the checkpoint's start position/,
+		'failing device: a checkpoint fails with the reason instead of hanging');
 
-	# space returns: the blocked commit completes by itself
-	unlink("$fs/filler");
-	my $waited = 0;
-	while ($writer->{stdout} !~ /done $blocked\b/ && $waited < 200)
+	# the device works again: the blocked commit completes by itself
+	chmod(0600, $next) or die "chmod $next: $!";
+	$waited = 0;
+	while ($writer->{stdout} !~ /done $blocked\b/ && $waited < 400)
 	{
 		$writer->{run}->pump_nb;
 		usleep(50_000);
 		$waited++;
 	}
 	like($writer->{stdout}, qr/done $blocked\b/,
-		'space returned: the waiting commit is acknowledged');
+		'device repaired: the waiting commit is acknowledged');
 	$writer->quit;
 	$node->safe_psql('postgres', q{INSERT INTO t VALUES (-2, 'accepted again')});
+	$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(true)');
 	my $rows = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
 	crash_postmaster($node);
 	$node->start;
 	wait_for_tables_open($node);
 	is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows,
-		'space returned: every acknowledged row survives a crash');
+		'device repaired: every acknowledged row survives a crash');
 	is($node->safe_psql('postgres',
-			"SELECT count(*) FROM t WHERE id > 1000 AND id <= 1000 * ($blocked + 1)"),
-		1000 * $blocked, 'space returned: the blocked transaction and all before it are there');
+			'SELECT count(*) FROM t WHERE id > 1000000 AND id < 2000000'),
+		1000 * $blocked, 'device repaired: the blocked transaction and all before it are there');
+	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 1000000');
+}
+
+# ---- a log device filled by the log itself ----
+# Only a checkpoint frees log space, and a checkpoint is installed only
+# once the log is durable up to its start: the log must never run past the
+# segments that can exist, or the device stays full until a restart.  When
+# the next segment does not fit, commits that would pass the end are
+# refused with a clear error before they log anything (none is left
+# waiting), checkpoints are asked for, and once one removes older segments
+# writes are accepted again, with no restart and nothing lost.
+SKIP:
+{
+	my $fs = $ENV{FASTCKPT_SMALL_FS};
+	skip 'FASTCKPT_SMALL_FS (a small tmpfs, mounted by test/run_tests.sh as root) not set', 14
+	  unless $fs && -d $fs && -w $fs;
+
+	# the device is this test's alone: clear what an interrupted run left
+	system("rm -rf '$fs'/log_* '$fs'/filler") == 0 or die "could not clear $fs";
+
+	# two checkpoints: the log keeps only the segment in use
+	$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(true)') for 1 .. 2;
+	$node->stop;
+	my $target = "$fs/log_" . $$;
+	system('cp', '-a', $logdir, $target) == 0 or die "cp: $?";
+	system('rm', '-rf', $logdir) == 0 or die "rm: $?";
+	symlink($target, $logdir) or die "symlink: $!";
+	$node->start;
+	wait_for_tables_open($node);
+	# the next segment prepared, then the device filled up but for 2 MB
+	my $waited = 0;
+	while ($waited++ < 600)
+	{
+		my @segs = grep { !/\.tmp$/ } glob("$target/*");
+		last if @segs >= 2;
+		usleep(50_000);
+	}
+	system("dd if=/dev/zero of=$fs/filler bs=1M count=1000 2>/dev/null");
+	truncate("$fs/filler", (-s "$fs/filler") - 2 * 1024 * 1024) or die "truncate filler: $!";
+
+	# checkpoints pause before they remove segments, so only the log's end
+	# can give way
+	$node->safe_psql('postgres', q{
+		ALTER SYSTEM SET pg_fastckpt.test_checkpoint_pause = 'truncate';
+		ALTER SYSTEM SET pg_fastckpt.test_checkpoint_pause_ms = '10min';
+		SELECT pg_reload_conf();
+	});
+	my $log_at = -s $node->logfile;
+	my $removed_before = $node->safe_psql('postgres',
+		'SELECT log_segments_removed FROM fastckpt_stat_checkpointer');
+	my ($writer, $acked, $refused, $blocked) = write_batches(2_000_000, 250, 10);
+	is($blocked, 0, 'full device: no commit is left waiting');
+	ok(@$acked > 0 && @$refused > 0,
+		'full device: commits go on until one would pass the end of the segments there are ('
+		  . scalar(@$acked) . ' acknowledged, first refused: ' . ($refused->[0] // 'none') . ')');
+	like($writer->{stderr},
+		qr/ERROR:  cannot commit changes to fastckpt tables: the next fastckpt log segment cannot be created\nDETAIL:  \d+ kB are free on the device holding pg_fastckpt\/log, log segment [0-9A-F]{16} needs \d+ kB\./,
+		'full device: the refused commit says why, with the device\'s free space');
+	$writer->quit;
+	# (a smaller commit may still fit in what is left)
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		q{INSERT INTO t SELECT -10000 - g, (SELECT string_agg(md5(random()::text || g || k), '') FROM generate_series(1, 6) k) FROM generate_series(1, 1000) g});
+	like($stderr, qr/ERROR:  cannot (write to fastckpt table "t"|commit changes to fastckpt tables): the next fastckpt log segment cannot be created/,
+		'full device: another commit as large is refused with the same error');
+	is($node->safe_psql('postgres', 'SELECT failing FROM fastckpt_stat_log'),
+		'f', 'full device: the log itself never failed');
+	like($node->safe_psql('postgres', 'SELECT last_error FROM fastckpt_stat_log'),
+		qr/log segment [0-9A-F]{16} needs/, 'full device: the view says why');
+	my @warnings = slurp_file($node->logfile, $log_at)
+	  =~ /WARNING:  pg_fastckpt: the next log segment cannot be created: \d+ kB are free/g;
+	is(scalar(@warnings), 1, 'full device: the server log says so, once');
+	my $acked_rows = 1000 * scalar(@$acked);
+	is($node->safe_psql('postgres',
+			'SELECT count(*) FROM t WHERE id > 2000000 AND id < 3000000'),
+		$acked_rows, 'full device: acknowledged rows are there, refused ones are not');
+
+	# the checkpoints go on: they remove the log's older segment
+	$node->safe_psql('postgres', q{
+		ALTER SYSTEM RESET pg_fastckpt.test_checkpoint_pause;
+		ALTER SYSTEM RESET pg_fastckpt.test_checkpoint_pause_ms;
+		SELECT pg_reload_conf();
+	});
+	my $accepted = 0;
+	for (my $i = 0; $i < 600 && !$accepted; $i++)
+	{
+		($ret, $stdout, $stderr) = $node->psql('postgres',
+			q{INSERT INTO t SELECT -20000 - g, (SELECT string_agg(md5(random()::text || g || k), '') FROM generate_series(1, 6) k) FROM generate_series(1, 1000) g});
+		$accepted = ($ret == 0);
+		usleep(100_000) unless $accepted;
+	}
+	ok($accepted,
+		'full device: writes are accepted again once a checkpoint removed old segments, without a restart');
+	cmp_ok($node->safe_psql('postgres',
+			'SELECT log_segments_removed FROM fastckpt_stat_checkpointer'),
+		'>', $removed_before, 'full device: the checkpoints removed log segments');
+	ok($node->log_contains('pg_fastckpt: the next log segment could be created; commits to fastckpt tables are accepted again', $log_at),
+		'full device: the server log says writes are accepted again');
+
+	# more log than the device holds: checkpoints keep making room
+	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 2000000 OR id < -10000');
+	$node->safe_psql('postgres', 'VACUUM t');
+	my ($w2, $acked2, $refused2, $blocked2) = write_batches(3_000_000, 150, 10, 10);
+	my @other_errors = grep { !/the next fastckpt log segment cannot be created/ }
+	  ($w2->{stderr} =~ /ERROR:  (.*)/g);
+	is(join("\n", @other_errors), '', 'log larger than the device: any refusal is for the log\'s end');
+	$w2->quit;
+	is($blocked2, 0, 'log larger than the device: no commit is left waiting');
+	cmp_ok(scalar(@$acked2), '>=', 100,
+		'log larger than the device: the writes go on (' . scalar(@$acked2)
+		  . ' of 150 acknowledged, ' . scalar(@$refused2) . ' refused)');
+
+	my $rows = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+	crash_postmaster($node);
+	$node->start;
+	wait_for_tables_open($node);
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows,
+		'full device: every acknowledged row survives a crash');
+	# batch i is there if acknowledged and the batch that deletes it is not
+	my %ok2 = map { $_ => 1 } @$acked2;
+	my @kept = grep { !$ok2{$_ + 10} } @$acked2;
+	is($node->safe_psql('postgres',
+			'SELECT count(DISTINCT (id - 3000001) / 1000) || \' batches, \' || count(*) FROM t WHERE id > 3000000'),
+		scalar(@kept) . ' batches, ' . 1000 * scalar(@kept),
+		'full device: after the crash, exactly the acknowledged batches are there');
 	$node->stop;
 	unlink($logdir);
 	system('rm', '-rf', $target);
+	unlink("$fs/filler");
 }
+
+ok(!$node->log_contains('TRAP:|terminated by signal|PANIC'),
+	'log failures: no crash, assertion failure or PANIC');
 
 done_testing();

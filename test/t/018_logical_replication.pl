@@ -25,7 +25,7 @@ CREATE PUBLICATION p FOR TABLE t, nopk;
 
 # the WAL writer's delay widens the window in which an asynchronous commit
 # record is not yet on disk (apply workers commit asynchronously)
-my $sub = fastckpt_node('subscriber', "wal_writer_delay = '10s'\n");
+my $sub = fastckpt_node('subscriber', "wal_writer_delay = '10s'\nwal_level = logical\n");
 wait_for_tables_open($sub);
 $sub->safe_psql('postgres', q{
 CREATE TABLE t (id int PRIMARY KEY, v int) USING fastckpt;
@@ -60,6 +60,28 @@ for my $round (1 .. 3)
 	ok(!$sub->log_contains('duplicate key value', $offset),
 		"round $round: ... and the apply worker met no duplicate key");
 }
+
+# Logical decoding of a node with fastckpt tables: the WAL record that puts
+# a commit's xid on disk (a transaction that also wrote WAL, or too large
+# for one log record) reaches no consumer of the changes.
+$sub->safe_psql('postgres', q{
+CREATE TABLE h (id int PRIMARY KEY, v int);
+CREATE PUBLICATION hp FOR TABLE h;
+SELECT pg_create_logical_replication_slot('decode', 'pgoutput');
+BEGIN;
+INSERT INTO t VALUES (-1, -1);
+INSERT INTO h VALUES (1, 1);
+COMMIT;
+INSERT INTO nopk SELECT g, g FROM generate_series(1, 20000) g;
+});
+is($sub->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE get_byte(data, 0) = ascii('I')) || ' inserts, ' ||
+		count(*) FILTER (WHERE get_byte(data, 0) = ascii('M')) || ' messages'
+	FROM pg_logical_slot_get_binary_changes('decode', NULL, NULL,
+		'proto_version', '1', 'publication_names', 'hp', 'messages', 'true')}),
+	'1 inserts, 0 messages',
+	'logical decoding: the heap insert is decoded, and no message of pg_fastckpt');
+$sub->safe_psql('postgres', q{SELECT pg_drop_replication_slot('decode')});
 
 $sub->stop;
 $pub->stop;
