@@ -392,19 +392,27 @@ fc_start_loader(int n)
 								   Int32GetDatum(n));
 }
 
-/*
- * Load the checkpoint ref names, with every loader we can get.  False (and
- * the tables dropped again) if it is damaged.
- */
-static bool
-fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
-			char *error, size_t errlen)
+/* How one attempt at loading a checkpoint ended. */
+typedef enum FcLoadOutcome
+{
+	FC_LOAD_DONE,
+	FC_LOAD_DAMAGED,			/* the reason is in fc_load->error */
+	FC_LOAD_INTERRUPTED			/* a loader exited before it finished */
+} FcLoadOutcome;
+
+/* attempts before loader workers that keep exiting fail the checkpoint */
+#define FC_LOAD_ATTEMPTS	3
+
+/* Load the checkpoint ref names once, with every loader we can get. */
+static FcLoadOutcome
+fc_load_attempt(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res)
 {
 	const fc_ckpt_manifest *m = (const fc_ckpt_manifest *) manifest;
 	const fc_ckpt_table *t = fc_ckpt_first_table(manifest);
 	BackgroundWorkerHandle **handles;
 	int			started = 0;
 	int			wanted = Max(fc_recovery_workers, 1) - 1;
+	bool		interrupted = false;
 
 	/* every table at its full size, so loaders never allocate */
 	for (uint32 i = 0; i < m->ntables; i++, t = fc_ckpt_next_table(t))
@@ -447,13 +455,14 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 	{
 		/*
 		 * A loader that never ran loads nothing (we did its share); one
-		 * that ran but did not finish may have left a chunk half loaded.
+		 * that ran but did not finish (terminated, or an error of its
+		 * own) may have left a chunk half loaded.
 		 */
 		(void) WaitForBackgroundWorkerShutdown(handles[i]);
 		pg_memory_barrier();
 		fc_recovery_exit_if_shutdown();
 		if (fc_load->started[i] && !fc_load->finished[i])
-			fc_load_fail("a loader worker exited before it finished");
+			interrupted = true;
 	}
 	res->workers = started + 1;
 	res->bytes = pg_atomic_read_u64(&fc_load->bytes);
@@ -462,14 +471,44 @@ fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
 	pfree(handles);
 
 	if (pg_atomic_read_u32(&fc_load->failed) != 0)
+		return FC_LOAD_DAMAGED;
+	return interrupted ? FC_LOAD_INTERRUPTED : FC_LOAD_DONE;
+}
+
+/*
+ * Load the checkpoint ref names.  False (and the tables dropped again) if
+ * it is damaged.  A loader worker that exits before it finished says
+ * nothing about the files: load the checkpoint again.
+ */
+static bool
+fc_load_one(const fc_ckpt_ref *ref, const char *manifest, FcCkptLoadResult *res,
+			char *error, size_t errlen)
+{
+	for (int attempt = 1;; attempt++)
 	{
-		SpinLockAcquire(&fc_load->mutex);
-		strlcpy(error, fc_load->error, errlen);
-		SpinLockRelease(&fc_load->mutex);
+		FcLoadOutcome outcome = fc_load_attempt(ref, manifest, res);
+
+		if (outcome == FC_LOAD_DONE)
+			return true;
 		fc_table_drop_all();
-		return false;
+		if (outcome == FC_LOAD_DAMAGED)
+		{
+			SpinLockAcquire(&fc_load->mutex);
+			strlcpy(error, fc_load->error, errlen);
+			SpinLockRelease(&fc_load->mutex);
+			return false;
+		}
+		if (attempt == FC_LOAD_ATTEMPTS)
+		{
+			snprintf(error, errlen,
+					 "loader workers exited before they finished, %d times (see the server log; a restart tries again)",
+					 FC_LOAD_ATTEMPTS);
+			return false;
+		}
+		ereport(LOG,
+				(errmsg("pg_fastckpt: a loader worker exited before it finished loading checkpoint %llu; loading it again",
+						(unsigned long long) ref->seq)));
 	}
-	return true;
 }
 
 /*

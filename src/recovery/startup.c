@@ -151,6 +151,9 @@ fc_start_db_worker(dsm_segment *seg, int n)
  * With no slot at all, retry until one frees up.  Returns the workers that
  * ran; complete says whether every one of them ran to the end.
  */
+/* rebuilds that got fewer workers than wanted, in this recovery */
+static int	fc_short_rebuilds = 0;
+
 static int
 fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 {
@@ -186,7 +189,8 @@ fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 		CHECK_FOR_INTERRUPTS();
 		fc_recovery_exit_if_shutdown();
 	}
-	if (started < wanted)
+	/* said once per recovery; fc_rebuild_all_indexes counts the rest */
+	if (started < wanted && fc_short_rebuilds++ == 0)
 		ereport(LOG,
 				(errmsg("pg_fastckpt: rebuilding the indexes of database %u with %d workers instead of %d: no free background worker slot",
 						dboid, started, wanted),
@@ -220,6 +224,7 @@ fc_rebuild_all_indexes(List *dbs, char *error, size_t errlen)
 {
 	ListCell   *lc;
 
+	fc_short_rebuilds = 0;
 	foreach(lc, dbs)
 	{
 		Oid			dboid = lfirst_oid(lc);
@@ -247,6 +252,11 @@ fc_rebuild_all_indexes(List *dbs, char *error, size_t errlen)
 			return false;
 		}
 	}
+	if (fc_short_rebuilds > 1)
+		ereport(LOG,
+				(errmsg("pg_fastckpt: %d index rebuilds of databases ran with fewer workers than pg_fastckpt.recovery_workers: no free background worker slot",
+						fc_short_rebuilds),
+				 errhint("Raise max_worker_processes.")));
 	return true;
 }
 

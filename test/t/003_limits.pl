@@ -41,11 +41,28 @@ for my $slots (4, 5)
 		CREATE EXTENSION pg_fastckpt;
 		CREATE TABLE one (id int PRIMARY KEY) USING fastckpt;
 		INSERT INTO one SELECT generate_series(1, 10)});
+	for my $db (qw(more1 more2))
+	{
+		$few->safe_psql('postgres', "CREATE DATABASE $db");
+		$few->safe_psql($db, q{
+			CREATE EXTENSION pg_fastckpt;
+			CREATE TABLE one (id int PRIMARY KEY) USING fastckpt;
+			INSERT INTO one SELECT generate_series(1, 10)});
+	}
+	my $log_at = -s $few->logfile;
 	crash_postmaster($few);
 	$few->start;
 	wait_for_tables_open($few);
 	is($few->safe_psql('postgres', 'SELECT count(*) FROM one WHERE id > 0'), '10',
 		'recovery with the one free slot rebuilt the index and opened the table');
+	is($few->safe_psql('more2', 'SELECT count(*) FROM one WHERE id > 0'), '10',
+		'... in every database');
+	my $log = slurp_file($few->logfile, $log_at);
+	my @short = $log =~ /with 1 workers instead of 2: no free background worker slot/g;
+	is(scalar(@short), 1, '... and says once that it used fewer workers');
+	# (every database is rebuilt, the templates too)
+	my ($rebuilds) = $log =~ /(\d+) index rebuilds of databases ran with fewer workers than pg_fastckpt.recovery_workers/;
+	cmp_ok($rebuilds // 0, '>=', 3, '... then how many rebuilds it concerned');
 	$few->stop;
 }
 

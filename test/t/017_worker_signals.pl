@@ -115,6 +115,29 @@ $node->restart;
 wait_for_tables_open($node);
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows, '... and a restart opens every row');
 
+# a checkpoint loader terminated while it loads (an OS kill: loaders are
+# not in pg_stat_activity) says nothing about the checkpoint's files: it is
+# loaded again, not taken for a damaged one
+$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(true)');
+$node->append_conf('postgresql.conf',
+	"pg_fastckpt.test_checkpoint_pause = 'load'\npg_fastckpt.test_checkpoint_pause_ms = '120s'\n");
+my $log_at = -s $node->logfile;
+$node->restart;
+my $loader = restarted_worker(qr/pg_fastckpt checkpoint loader/);
+ok(defined $loader, 'a checkpoint loader runs at startup');
+# loaders started from now on do not pause
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_checkpoint_pause = none\n");
+$node->reload;
+kill 'TERM', $loader;
+$node->poll_query_until('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery')
+  or diag('tables did not open');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows,
+	'a checkpoint loader sent SIGTERM: the checkpoint is loaded again, every row is there');
+ok($node->log_contains('a loader worker exited before it finished loading checkpoint \d+; loading it again', $log_at),
+	'... as logged');
+is($node->safe_psql('postgres', 'SELECT checkpoint_fallback FROM fastckpt_stat_recovery'), 'f',
+	'... from the newest checkpoint, not the older one');
+
 $node->stop;
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
