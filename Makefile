@@ -16,6 +16,7 @@ OBJS = \
 	src/core/ckpt_policy.o \
 	src/store/arena.o \
 	src/store/table_store.o \
+	src/store/temp_quota.o \
 	src/store/row_size.o \
 	src/store/undo.o \
 	src/access/handler.o \

@@ -21,6 +21,7 @@
 #include "procs/procs.h"
 #include "recovery/gate.h"
 #include "store/slot.h"
+#include "store/temp_quota.h"
 
 PG_MODULE_MAGIC;
 
@@ -430,6 +431,15 @@ _PG_init(void)
 							&fc_max_tables,
 							1024, 16, 1024 * 1024,
 							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.temp_share",
+							"Percentage of pg_fastckpt.memory_limit and of pg_fastckpt.max_tables one session's temporary fastckpt tables may use.",
+							"Every session shares that memory and those table storages; 0 keeps temporary fastckpt tables empty.",
+							&fc_temp_share,
+							25, 0, 100,
+							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
 

@@ -990,6 +990,7 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 						 1000, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+		fc_recovery_exit_if_shutdown();
 	}
 	(void) WaitForBackgroundWorkerShutdown(handle);
 	fc_recovery_exit_if_shutdown();

@@ -20,6 +20,7 @@
 #include "store/arena.h"
 #include "store/row_size.h"
 #include "store/table_store.h"
+#include "store/temp_quota.h"
 #include "store/undo.h"
 
 typedef struct FcStoreShared
@@ -107,6 +108,9 @@ fc_table_enter(const RelFileNode *rnode, Relation rel, Oid relid,
 	bool		found;
 	uint64		generation;
 
+	/* a session's new temporary storage, within its share */
+	if (is_temp && rel != NULL)
+		fc_temp_quota_check_storage(RelationGetRelationName(rel));
 	fc_key_from_rnode(&key, rnode);
 	SpinLockAcquire(&fc_store->lock);
 	generation = fc_store->next_generation++;
@@ -181,6 +185,8 @@ fc_table_enter(const RelFileNode *rnode, Relation rel, Oid relid,
 	if (mode == FC_ENTER_KEEP)
 		tbl->create_csn = create_csn;	/* a committed table, empty */
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
+	if (is_temp && rel != NULL)
+		fc_temp_quota_storage_added();
 	return tbl;
 }
 
@@ -292,6 +298,8 @@ fc_table_reset(FcTable *tbl)
 {
 	uint64		npages = tbl->npages;
 
+	if (tbl->is_temp)
+		fc_temp_quota_pages_freed(npages + tbl->ndir_pages);
 	for (uint64 p = 0; p < npages; p++)
 		fc_arena_free_page(tbl->dir[p / FC_DIR_FANOUT][p % FC_DIR_FANOUT],
 						   FC_PAGE_SLOTS);
@@ -351,6 +359,8 @@ fc_table_drop_kind(const RelFileNode *rnode, bool check_kind, bool is_temp)
 	tbl = hash_search(fc_tables, &key, HASH_FIND, NULL);
 	if (tbl != NULL && (!check_kind || tbl->is_temp == is_temp))
 	{
+		if (tbl->is_temp)
+			fc_temp_quota_storage_removed();
 		fc_table_reset(tbl);
 		hash_search(fc_tables, &key, HASH_REMOVE, NULL);
 	}
@@ -457,6 +467,7 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 		char	   *data;
 		char	   *dir = NULL;
 		char	   *marks = NULL;
+		int			added;
 
 		SpinLockAcquire(&tbl->alloc_lock);
 		if (tbl->free_slot_head != 0)
@@ -486,6 +497,8 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("fastckpt table with OID %u has reached its maximum of " UINT64_FORMAT " slots",
 							relid, (uint64) FC_DIR_TOP * FC_DIR_FANOUT * tbl->slots_per_page)));
+		if (tbl->is_temp)
+			fc_temp_quota_check_pages(tbl->dir[npages / FC_DIR_FANOUT] == NULL ? 3 : 1, relid);
 		data = fc_arena_alloc_page(FC_PAGE_SLOTS, relid);
 		if (tbl->dir[npages / FC_DIR_FANOUT] == NULL)
 		{
@@ -512,6 +525,7 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 			PG_END_TRY();
 		}
 
+		added = 0;
 		SpinLockAcquire(&tbl->alloc_lock);
 		if (tbl->npages == npages)
 		{
@@ -524,13 +538,17 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 				tbl->ndir_pages += 2;
 				dir = NULL;
 				marks = NULL;
+				added += 2;
 			}
 			tbl->dir[top][npages % FC_DIR_FANOUT] = data;
 			data = NULL;
+			added++;
 			pg_write_barrier();
 			tbl->npages = npages + 1;
 		}
 		SpinLockRelease(&tbl->alloc_lock);
+		if (tbl->is_temp)
+			fc_temp_quota_pages_added(added);
 		if (data != NULL)
 			fc_arena_free_page(data, FC_PAGE_SLOTS);
 		if (dir != NULL)

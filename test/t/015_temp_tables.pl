@@ -102,4 +102,54 @@ is($node->safe_psql('postgres', $keep_query), $keep_before,
 	'after kill -9: the lasting table\'s rows');
 
 $node->stop;
+
+# One session's temporary fastckpt tables take memory and table storages
+# every session shares: each session may use pg_fastckpt.temp_share (25%)
+# of both, so an unprivileged role cannot make other sessions' writes fail.
+my $small = fastckpt_node('temp_share',
+	"pg_fastckpt.memory_limit = '64MB'\npg_fastckpt.max_tables = 16\n");
+wait_for_tables_open($small);
+$small->safe_psql('postgres', q{
+	CREATE ROLE u LOGIN;
+	GRANT CREATE ON SCHEMA public TO u;
+	CREATE TABLE perm (id int PRIMARY KEY, pad text) USING fastckpt});
+my $u = $small->background_psql('postgres', on_error_stop => 0,
+	extra_params => ['-U', 'u']);
+$u->query_safe("CREATE TEMP TABLE tt$_ (id int) USING fastckpt") for 1 .. 4;
+$u->query(q{CREATE TEMP TABLE tt5 (id int) USING fastckpt});
+like($u->{stderr},
+	qr/cannot create the storage of temporary fastckpt table "tt5": this session's temporary fastckpt tables are at their limit\n.*DETAIL:  This session holds 4 temporary fastckpt storages.*pg_fastckpt.temp_share \(25%\) of pg_fastckpt.memory_limit \(64 MB\) and of pg_fastckpt.max_tables \(16\)/,
+	'a session\'s fifth temporary fastckpt table of 16 storages is refused, naming the limit');
+$u->{stderr} = '';
+is($small->safe_psql('postgres', q{CREATE TABLE perm2 (id int) USING fastckpt; SELECT 'created'}),
+	'created', '... while other sessions can still create fastckpt tables');
+
+# its rows: at most a quarter of the arena (16 MB)
+$u->query(q{INSERT INTO tt1 SELECT g FROM generate_series(1, 2000000) g});
+like($u->{stderr},
+	qr/cannot write to temporary fastckpt table "tt1": this session's temporary fastckpt tables are at their limit\n.*DETAIL:  This session's temporary fastckpt tables hold 16\d{3} kB of pg_fastckpt memory/,
+	'a session\'s temporary rows stop at its share of the arena, naming the limit');
+$u->{stderr} = '';
+is($small->safe_psql('postgres',
+		q{INSERT INTO perm SELECT g, repeat('x', 100) FROM generate_series(1, 20000) g; SELECT count(*) FROM perm}),
+	'20000', '... while other sessions\' writes go on');
+
+# what the session drops it gets back
+$u->query_safe('DROP TABLE tt1, tt2');
+$u->query_safe('CREATE TEMP TABLE tt6 (id int) USING fastckpt');
+is($u->query_safe(q{INSERT INTO tt6 SELECT g FROM generate_series(1, 100000) g; SELECT count(*) FROM tt6}),
+	'100000', 'dropped temporary tables give their storages and memory back to the session');
+
+# the share is the superuser's to set
+$u->query(q{SET pg_fastckpt.temp_share = 100});
+like($u->{stderr}, qr/permission denied to set parameter "pg_fastckpt.temp_share"/,
+	'an unprivileged role cannot raise its share');
+$u->quit;
+my $su = $small->background_psql('postgres');
+$su->query_safe('SET pg_fastckpt.temp_share = 50');
+$su->query_safe("CREATE TEMP TABLE st$_ (id int) USING fastckpt") for 1 .. 7;
+is($su->query_safe(q{SELECT count(*) FROM pg_class WHERE relname LIKE 'st_' AND relpersistence = 't'}),
+	'7', 'with pg_fastckpt.temp_share = 50 a session holds more');
+$su->quit;
+$small->stop;
 done_testing();

@@ -1,0 +1,23 @@
+/*-------------------------------------------------------------------------
+ *
+ * temp_quota.h
+ *	  One session's share of the arena and the table directory for its
+ *	  temporary fastckpt tables.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_TEMP_QUOTA_H
+#define FC_TEMP_QUOTA_H
+
+#include "postgres.h"
+
+extern int	fc_temp_share;
+
+extern void fc_temp_quota_check_storage(const char *relname);
+extern void fc_temp_quota_storage_added(void);
+extern void fc_temp_quota_storage_removed(void);
+extern void fc_temp_quota_check_pages(uint64 pages, Oid relid);
+extern void fc_temp_quota_pages_added(uint64 pages);
+extern void fc_temp_quota_pages_freed(uint64 pages);
+
+#endif							/* FC_TEMP_QUOTA_H */
