@@ -60,10 +60,10 @@ SELECT t.relation,
  ORDER BY t.relation::text;
 
 -- memory per row = 65536 / floor(65536 / slot_bytes), once pages are full
--- (minus the table's two directory pages: slot page pointers and their
+-- (minus the table's directory page: slot page pointers and their
 -- Ping-Pong mark summaries)
 SELECT relation, n_rows,
-	   (memory_bytes - undo_bytes - 2 * 65536)::numeric / n_rows
+	   (memory_bytes - undo_bytes - 65536)::numeric / n_rows
 		 = 65536.0 / floor(65536.0 / slot_bytes) AS per_row_matches
   FROM fastckpt_stat_tables WHERE relation = 'mf_accounts'::regclass;
 

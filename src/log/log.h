@@ -110,6 +110,7 @@ extern Size fc_log_space_shmem_size(void);
 extern void fc_log_space_shmem_init(void);
 extern void fc_log_space_set_short(uint64 end_lsn, const char *reason);
 extern void fc_log_space_clear_short(void);
+extern uint64 fc_log_space_end(void);
 extern void fc_log_space_claim(uint64 bytes);
 extern void fc_log_space_release(void);
 extern void fc_log_space_check_write(const char *relname);

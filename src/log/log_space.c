@@ -89,6 +89,13 @@ fc_log_space_clear_short(void)
 	pg_atomic_write_u64(&fc_space->space_end, 0);
 }
 
+/* The end the log must stay within, or 0 when it is not short of space. */
+uint64
+fc_log_space_end(void)
+{
+	return pg_atomic_read_u64(&fc_space->space_end);
+}
+
 /* Bytes between the log's end (with what is claimed) and space_end. */
 static int64
 fc_log_space_left(uint64 space_end)

@@ -484,6 +484,8 @@ fc_log_writer_main(Datum arg)
 
 	fc_zeros = palloc0(FC_ZERO_CHUNK);
 	written = fc_log_writer_attach();
+	/* a writer before us (terminated) may have found the log short */
+	fc_short_end = fc_log_space_end();
 	if (fc_test_sync_trace)
 		fc_log_trace_synced(written);
 	ereport(LOG,

@@ -36,9 +36,15 @@
 #define FC_SLOT_HEADER_SIZE		64
 #define FC_MAX_IMAGE_CAPACITY	((FC_PAGE_SIZE - FC_SLOT_HEADER_SIZE) / 3 / 8 * 8)
 
-/* Extent directory: a fixed top level of pages of page pointers. */
-#define FC_DIR_FANOUT			(FC_PAGE_SIZE / sizeof(char *))
-#define FC_DIR_TOP				64
+/*
+ * Extent directory: a fixed top level of directory pages, each holding
+ * FC_DIR_FANOUT slot page pointers and, after them, those pages' mark
+ * bytes (fc_page_marks): one arena page per FC_DIR_FANOUT slot pages.
+ */
+#define FC_DIR_FANOUT			4096
+#define FC_DIR_TOP				128
+StaticAssertDecl(FC_DIR_FANOUT * (sizeof(char *) + 1) <= FC_PAGE_SIZE,
+				 "a directory page holds its pointers and marks");
 
 /* Named LWLock tranches. */
 #define FC_SLOT_LOCK_TRANCHE	"pg_fastckpt_slot"
@@ -146,7 +152,7 @@ typedef struct FcTableKey
  */
 typedef struct FcTable
 {
-	/* set at creation (dir and page_marks grow under alloc_lock) */
+	/* set at creation (dir grows under alloc_lock) */
 	FcTableKey	key;			/* hash key, must be first */
 	uint64		generation;		/* unique per creation; validates caches */
 	Oid			relid;			/* pg_class OID at creation (for views) */
@@ -160,12 +166,11 @@ typedef struct FcTable
 	uint32		slots_per_page;
 	uint32		undo_record_size;
 	uint32		undo_per_page;
-	char	  **dir[FC_DIR_TOP];
-	uint8	   *page_marks[FC_DIR_TOP];	/* per slot page, see fc_page_marks */
+	char	  **dir[FC_DIR_TOP];	/* directory pages, see FC_DIR_FANOUT */
 
 	char		pad_alloc[PG_CACHE_LINE_SIZE];
 	slock_t		alloc_lock;		/* protects the fields down to ndir_pages,
-								 * and growing dir and page_marks */
+								 * and growing dir */
 	pg_atomic_uint64 nslots;	/* slots handed out (high-water mark) */
 	uint64		free_slot_head; /* slotno + 1 of first free slot, or 0 */
 	uint64		nfree_slots;
@@ -228,7 +233,8 @@ fc_slot_header(FcTable *tbl, uint64 slotno)
 static inline uint8 *
 fc_page_marks(FcTable *tbl, uint64 page)
 {
-	return &tbl->page_marks[page / FC_DIR_FANOUT][page % FC_DIR_FANOUT];
+	return (uint8 *) (tbl->dir[page / FC_DIR_FANOUT] + FC_DIR_FANOUT) +
+		page % FC_DIR_FANOUT;
 }
 
 static inline void

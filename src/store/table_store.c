@@ -307,9 +307,7 @@ fc_table_reset(FcTable *tbl)
 		if (tbl->dir[t] != NULL)
 		{
 			fc_arena_free_page((char *) tbl->dir[t], FC_PAGE_DIRECTORY);
-			fc_arena_free_page((char *) tbl->page_marks[t], FC_PAGE_DIRECTORY);
 			tbl->dir[t] = NULL;
-			tbl->page_marks[t] = NULL;
 		}
 	fc_undo_free_table(tbl);
 	tbl->npages = 0;
@@ -466,7 +464,6 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 		uint64		npages;
 		char	   *data;
 		char	   *dir = NULL;
-		char	   *marks = NULL;
 		int			added;
 
 		SpinLockAcquire(&tbl->alloc_lock);
@@ -498,7 +495,7 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 					 errmsg("fastckpt table with OID %u has reached its maximum of " UINT64_FORMAT " slots",
 							relid, (uint64) FC_DIR_TOP * FC_DIR_FANOUT * tbl->slots_per_page)));
 		if (tbl->is_temp)
-			fc_temp_quota_check_pages(tbl->dir[npages / FC_DIR_FANOUT] == NULL ? 3 : 1, relid);
+			fc_temp_quota_check_pages(tbl->dir[npages / FC_DIR_FANOUT] == NULL ? 2 : 1, relid);
 		data = fc_arena_alloc_page(FC_PAGE_SLOTS, relid);
 		if (tbl->dir[npages / FC_DIR_FANOUT] == NULL)
 		{
@@ -509,17 +506,6 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 			PG_CATCH();
 			{
 				fc_arena_free_page(data, FC_PAGE_SLOTS);
-				PG_RE_THROW();
-			}
-			PG_END_TRY();
-			PG_TRY();
-			{
-				marks = fc_arena_alloc_page(FC_PAGE_DIRECTORY, relid);
-			}
-			PG_CATCH();
-			{
-				fc_arena_free_page(data, FC_PAGE_SLOTS);
-				fc_arena_free_page(dir, FC_PAGE_DIRECTORY);
 				PG_RE_THROW();
 			}
 			PG_END_TRY();
@@ -534,11 +520,9 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 			if (tbl->dir[top] == NULL)
 			{
 				tbl->dir[top] = (char **) dir;
-				tbl->page_marks[top] = (uint8 *) marks;
-				tbl->ndir_pages += 2;
+				tbl->ndir_pages++;
 				dir = NULL;
-				marks = NULL;
-				added += 2;
+				added++;
 			}
 			tbl->dir[top][npages % FC_DIR_FANOUT] = data;
 			data = NULL;
@@ -553,8 +537,6 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 			fc_arena_free_page(data, FC_PAGE_SLOTS);
 		if (dir != NULL)
 			fc_arena_free_page(dir, FC_PAGE_DIRECTORY);
-		if (marks != NULL)
-			fc_arena_free_page(marks, FC_PAGE_DIRECTORY);
 	}
 }
 

@@ -505,12 +505,19 @@ SKIP:
 			'SELECT count(*) FROM t WHERE id > 2000000 AND id < 3000000'),
 		$acked_rows, 'full device: acknowledged rows are there, refused ones are not');
 
-	# the checkpoints go on: they remove the log's older segment
+	# the checkpoints go on: they remove the log's older segment.  The log
+	# writer is stopped meanwhile and then replaced (a SIGTERM outside a
+	# shutdown): the new one must lift the refusal its predecessor set.
+	my $log_writer = server_child_pid($node, qr/pg_fastckpt log writer/);
+	kill('STOP', $log_writer) or die "could not stop the log writer: $!";
 	$node->safe_psql('postgres', q{
 		ALTER SYSTEM RESET pg_fastckpt.test_checkpoint_pause;
 		ALTER SYSTEM RESET pg_fastckpt.test_checkpoint_pause_ms;
 		SELECT pg_reload_conf();
 	});
+	$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(true)') for 1 .. 2;
+	kill('TERM', $log_writer);
+	kill('CONT', $log_writer);
 	my $accepted = 0;
 	for (my $i = 0; $i < 600 && !$accepted; $i++)
 	{
