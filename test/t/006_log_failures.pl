@@ -372,6 +372,12 @@ sub write_batches
 	my $waited = 0;
 	while (!-f $next && $waited++ < 600) { usleep(50_000); }
 	ok(-f $next, 'failing device: the next segment is prepared ahead');
+	# a transaction that wrote before the failure commits in strict mode
+	# once the log fails: it waits, in doubt for checkpoints
+	my $strict = $node->background_psql('postgres', on_error_stop => 0);
+	$strict->query_safe(q{SET pg_fastckpt.commit_mode = strict});
+	$strict->query_safe(q{BEGIN});
+	$strict->query_safe(q{INSERT INTO t VALUES (-5, 'strict, in doubt')});
 	chmod(0444, $next) or die "chmod $next: $!";
 
 	my ($writer, $acked, $refused, $blocked) = write_batches(1_000_000, 120, 2);
@@ -398,12 +404,18 @@ sub write_batches
 	like($stderr,
 		qr/cannot return rows of fastckpt tables: a transaction that wrote them waits for the fastckpt log/,
 		'failing device: a read that meets the waiting commit\'s rows fails at once, with the reason');
-	# a checkpoint cannot be installed ahead of the durable log: it fails,
-	# bounded, with the reason, rather than hang
+	# a checkpoint waits for the commits before it, and one of them waits
+	# for the log: it fails, bounded, with the reason, rather than hang
+	$strict->{stdin} .= "COMMIT;\n\\echo strict committed\n";
+	$strict->{run}->pump_nb;
+	$node->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		 WHERE query = 'COMMIT;' AND wait_event_type = 'Extension'})
+	  or diag('the strict commit did not wait for the log');
 	($ret, $stdout, $stderr) = $node->psql('postgres',
 		"SET statement_timeout = '120s'; SELECT fastckpt_checkpoint(true)");
 	like($stderr,
-		qr/waits for the fastckpt log, which cannot be written|the fastckpt log is not durable up to the checkpoint's start position/,
+		qr/fastckpt checkpoint failed: the fastckpt checkpoint at CSN \d+ cannot be taken: the commit with CSN \d+ \(process \d+\) waits for the fastckpt log, which cannot be written/,
 		'failing device: a checkpoint fails with the reason instead of hanging');
 
 	# the device works again: the blocked commit completes by itself
@@ -418,6 +430,8 @@ sub write_batches
 	like($writer->{stdout}, qr/done $blocked\b/,
 		'device repaired: the waiting commit is acknowledged');
 	$writer->quit;
+	$strict->{run}->pump_nb until $strict->{stdout} =~ /strict committed/;
+	$strict->quit;
 	$node->safe_psql('postgres', q{INSERT INTO t VALUES (-2, 'accepted again')});
 	$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(true)');
 	my $rows = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
@@ -429,6 +443,8 @@ sub write_batches
 	is($node->safe_psql('postgres',
 			'SELECT count(*) FROM t WHERE id > 1000000 AND id < 2000000'),
 		1000 * $blocked, 'device repaired: the blocked transaction and all before it are there');
+	is($node->safe_psql('postgres', 'SELECT v FROM t WHERE id = -5'), 'strict, in doubt',
+		'device repaired: ... and the strict one');
 	$node->safe_psql('postgres', 'DELETE FROM t WHERE id > 1000000');
 }
 
