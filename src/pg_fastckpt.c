@@ -102,6 +102,7 @@ fc_shmem_request(void)
 	RequestAddinShmemSpace(fc_gate_shmem_size());
 	RequestAddinShmemSpace(fc_log_shmem_size());
 	RequestAddinShmemSpace(fc_log_space_shmem_size());
+	RequestAddinShmemSpace(fc_temp_quota_shmem_size());
 	RequestAddinShmemSpace(fc_ckpt_shmem_size());
 	RequestAddinShmemSpace(fc_ckpt_load_shmem_size());
 	RequestAddinShmemSpace(fc_procs_shmem_size());
@@ -122,6 +123,7 @@ fc_shmem_startup(void)
 	fc_gate_shmem_init();
 	fc_log_shmem_init();
 	fc_log_space_shmem_init();
+	fc_temp_quota_shmem_init();
 	fc_ckpt_shmem_init();
 	fc_ckpt_load_shmem_init();
 	fc_procs_shmem_init();

@@ -17,7 +17,7 @@
  * hold the space.  Meanwhile each commit claims room for its records
  * before it takes its CSN; one that does not fit, with a reserve kept for
  * commits already past their claim, fails before it has logged anything,
- * so the log writer keeps up and a checkpoint can start inside the space.
+ * so the log stays within the space and a checkpoint can start there.
  * Once the next segment can be created, the writer clears the mark.
  *
  *-------------------------------------------------------------------------
@@ -104,9 +104,12 @@ fc_log_space_left(uint64 space_end)
 		(int64) pg_atomic_read_u64(&fc_space->claimed) - FC_LOG_SPACE_RESERVE;
 }
 
-/* relname: the table a write was refused on; NULL for a commit */
+/*
+ * relname: the table a write was refused on; NULL for a commit, which
+ * needs up to need bytes.
+ */
 static void
-fc_log_space_error(const char *relname, int64 left)
+fc_log_space_error(const char *relname, int64 left, uint64 need)
 {
 	char		reason[256];
 
@@ -119,8 +122,12 @@ fc_log_space_error(const char *relname, int64 left)
 			 errmsg("cannot write to fastckpt table \"%s\": the next fastckpt log segment cannot be created",
 					relname) :
 			 errmsg("cannot commit changes to fastckpt tables: the next fastckpt log segment cannot be created"),
-			 errdetail("%s. Until it can, the log must end within the segments there are: %lld kB are left beyond %d kB kept in reserve.",
-					   reason, (long long) Max(left, 0) / 1024, FC_LOG_SPACE_RESERVE / 1024),
+			 relname ?
+			 errdetail("%s. Until it can, the log must end within the segments there are: no room is left beyond %d kB kept in reserve.",
+					   reason, FC_LOG_SPACE_RESERVE / 1024) :
+			 errdetail("%s. Until it can, the log must end within the segments there are: this commit's records take up to %llu kB, %lld kB are left beyond %d kB kept in reserve.",
+					   reason, (unsigned long long) (need + 1023) / 1024,
+					   (long long) Max(left, 0) / 1024, FC_LOG_SPACE_RESERVE / 1024),
 			 errhint("Free space on (or repair) the device holding pg_fastckpt/log; when older log segments fill it, checkpoints remove them. Retry shortly. "
 					 "Give the log a device of at least pg_fastckpt.max_log_size plus two segments (%d MB).",
 					 2 * FC_LOG_SEGMENT_SIZE / (1024 * 1024))));
@@ -140,15 +147,15 @@ fc_log_space_claim(uint64 bytes)
 	Assert(fc_my_claim == 0);
 	if (likely(space_end == 0))
 		return;
-	/* records split at FC_LOG_MAX_RECORD, each with a header; a CALL record */
-	bytes += bytes / 16 + FC_LOG_MAX_RECORD;
+	/* records split at FC_LOG_MAX_RECORD: a header and padding each */
+	bytes += (bytes / FC_LOG_MAX_RECORD + 1) * (FC_LOG_HEADER_SIZE + MAXIMUM_ALIGNOF);
 	fc_my_claim = bytes;
 	(void) pg_atomic_fetch_add_u64(&fc_space->claimed, bytes);
 	left = fc_log_space_left(space_end);
 	if (left < 0)
 	{
 		fc_log_space_release();
-		fc_log_space_error(NULL, left + (int64) bytes);
+		fc_log_space_error(NULL, left + (int64) bytes, bytes);
 	}
 }
 
@@ -162,7 +169,7 @@ fc_log_space_release(void)
 	fc_my_claim = 0;
 }
 
-/* A write to a fastckpt table: refuse it at once when no commit could fit. */
+/* A write to a fastckpt table: refuse it at once when no room is left. */
 void
 fc_log_space_check_write(const char *relname)
 {
@@ -172,6 +179,6 @@ fc_log_space_check_write(const char *relname)
 	if (likely(space_end == 0))
 		return;
 	left = fc_log_space_left(space_end);
-	if (left < FC_LOG_MAX_RECORD)
-		fc_log_space_error(relname, left);
+	if (left <= 0)
+		fc_log_space_error(relname, left, 0);
 }

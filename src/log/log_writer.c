@@ -78,6 +78,7 @@ static uint64 fc_next_ready = 0;
 
 /* the log is short of space: it must end here (log_space.c), or 0 */
 static uint64 fc_short_end = 0;
+static TimestampTz fc_prep_tried_at = 0;	/* last zero-fill tried while short */
 
 void
 fc_register_log_writer(void)
@@ -259,13 +260,30 @@ fc_space_restored(void)
  * when the writer needs it.  Only preparing the segment clears this (the
  * free space a file system reports is not always what zeros take).
  */
+/*
+ * Does the device say it lacks the room for the rest of segment next?
+ * Sets what it has and what is needed.  False when it cannot tell.
+ */
+static bool
+fc_space_lacking(uint64 next, uint64 *avail, uint64 *need)
+{
+	struct statvfs vfs;
+
+	if (statvfs(FC_LOG_DIR, &vfs) != 0)
+		return false;
+	*avail = (uint64) vfs.f_bavail * vfs.f_frsize;
+	*need = FC_LOG_SEGMENT_SIZE;
+	if (fc_prep_fd >= 0 && fc_prep_segstart == next)
+		*need -= fc_prep_done;
+	return *avail < *need;
+}
+
 static void
 fc_space_probe(uint64 segstart)
 {
 	uint64		next = segstart + FC_LOG_SEGMENT_SIZE;
-	uint64		need = FC_LOG_SEGMENT_SIZE;
+	uint64		need;
 	uint64		avail;
-	struct statvfs vfs;
 	struct stat st;
 	char	   *path;
 	bool		exists;
@@ -276,12 +294,7 @@ fc_space_probe(uint64 segstart)
 	path = fc_log_segment_path(next);
 	exists = (stat(path, &st) == 0);
 	pfree(path);
-	if (exists || statvfs(FC_LOG_DIR, &vfs) != 0)
-		return;
-	if (fc_prep_fd >= 0 && fc_prep_segstart == next)
-		need -= fc_prep_done;
-	avail = (uint64) vfs.f_bavail * vfs.f_frsize;
-	if (avail >= need)
+	if (exists || !fc_space_lacking(next, &avail, &need))
 		return;
 	snprintf(reason, sizeof(reason),
 			 "%llu kB are free on the device holding pg_fastckpt/log, log segment %016llX needs %llu kB",
@@ -383,6 +396,26 @@ fc_prepare_next_segment(void)
 			fc_space_restored();
 			return false;
 		}
+	}
+	/*
+	 * Short of space: look at the free space each second, asking for
+	 * checkpoints meanwhile, but zero-fill only once the segment seems to
+	 * fit, or every 10 s (a file system may store zeros in less).
+	 */
+	if (fc_short_end == next && fc_prep_fd < 0)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		uint64		avail;
+		uint64		need;
+
+		if (fc_space_lacking(next, &avail, &need) &&
+			now < TimestampTzPlusMilliseconds(fc_prep_tried_at, 10000))
+		{
+			fc_space_short(next, "");
+			fc_prep_retry_at = TimestampTzPlusMilliseconds(now, 1000);
+			return false;
+		}
+		fc_prep_tried_at = now;
 	}
 	err[0] = '\0';
 	rc = fc_prep_step(next, err, sizeof(err));

@@ -240,7 +240,9 @@ fc_scan_clock_literals(const char *source, int max_tokens, bool first_only,
 	core_YYSTYPE yylval;
 	YYLTYPE		yylloc;
 	volatile bool result = first_only;	/* no literal found: be careful */
+	List	   *volatile idents = NIL;	/* identifiers, looked up below */
 	MemoryContext cxt = CurrentMemoryContext;
+	ListCell   *lc;
 
 	scanner = scanner_init(source, &yyextra, &ScanKeywords, ScanKeywordTokens);
 	PG_TRY();
@@ -252,12 +254,13 @@ fc_scan_clock_literals(const char *source, int max_tokens, bool first_only,
 
 			if (tok == 0)
 				break;
-			if (zone_types &&
-				(tok == ZONE || (tok == IDENT && fc_type_name_is_timetz(yylval.str))))
+			if (zone_types && tok == ZONE)
 			{
 				result = true;
 				break;
 			}
+			if (zone_types && tok == IDENT)
+				idents = lappend(idents, pstrdup(yylval.str));
 			if (tok != SCONST && tok != USCONST)
 				continue;
 			/* U&'...' escapes are decoded later: any backslash may hide one */
@@ -279,6 +282,19 @@ fc_scan_clock_literals(const char *source, int max_tokens, bool first_only,
 	}
 	PG_END_TRY();
 	scanner_finish(scanner);
+
+	/*
+	 * Catalog lookups only outside the PG_TRY, whose catch swallows what
+	 * the lexer raises: a cancel or a lock timeout met here must end the
+	 * statement, and a failed lookup must not be half cleaned up.
+	 */
+	foreach(lc, idents)
+	{
+		if (result)
+			break;
+		result = fc_type_name_is_timetz((const char *) lfirst(lc));
+	}
+	list_free_deep(idents);
 	return result;
 }
 

@@ -158,6 +158,8 @@ typedef struct FcTable
 	Oid			relid;			/* pg_class OID at creation (for views) */
 	bool		is_temp;		/* a temporary table's: never logged nor
 								 * checkpointed (it ends with its session) */
+	int			temp_owner;		/* its session's process number (temp_quota.c),
+								 * or -1 */
 	uint64		create_csn;		/* commit that created it; 0: not committed
 								 * yet.  Checkpoints hold tables with a
 								 * create_csn below their S. */

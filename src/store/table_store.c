@@ -168,12 +168,18 @@ fc_table_enter(const RelFileNode *rnode, Relation rel, Oid relid,
 				 errhint("Run the command again: it takes a new relfilenode.")));
 	}
 	if (found)
-		fc_table_reset(tbl);	/* stale entry of a reused relfilenode */
+	{
+		/* stale entry of a reused relfilenode */
+		if (tbl->is_temp)
+			fc_temp_quota_storage_removed(tbl->temp_owner);
+		fc_table_reset(tbl);
+	}
 
 	memset((char *) tbl + sizeof(FcTableKey), 0, sizeof(FcTable) - sizeof(FcTableKey));
 	tbl->generation = generation;
 	tbl->relid = relid;
 	tbl->is_temp = is_temp;
+	tbl->temp_owner = is_temp && rel != NULL ? fc_temp_quota_owner() : -1;
 	fc_pp_layout_init(&tbl->layout, sizeof(FcSlotHeader), image_capacity);
 	tbl->slots_per_page = FC_PAGE_SIZE / tbl->layout.stride;
 	Assert(tbl->slots_per_page >= 1);
@@ -186,7 +192,7 @@ fc_table_enter(const RelFileNode *rnode, Relation rel, Oid relid,
 		tbl->create_csn = create_csn;	/* a committed table, empty */
 	LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 	if (is_temp && rel != NULL)
-		fc_temp_quota_storage_added();
+		fc_temp_quota_storage_added(tbl->temp_owner);
 	return tbl;
 }
 
@@ -299,7 +305,7 @@ fc_table_reset(FcTable *tbl)
 	uint64		npages = tbl->npages;
 
 	if (tbl->is_temp)
-		fc_temp_quota_pages_freed(npages + tbl->ndir_pages);
+		fc_temp_quota_pages_freed(tbl->temp_owner, npages + tbl->ndir_pages);
 	for (uint64 p = 0; p < npages; p++)
 		fc_arena_free_page(tbl->dir[p / FC_DIR_FANOUT][p % FC_DIR_FANOUT],
 						   FC_PAGE_SLOTS);
@@ -358,7 +364,7 @@ fc_table_drop_kind(const RelFileNode *rnode, bool check_kind, bool is_temp)
 	if (tbl != NULL && (!check_kind || tbl->is_temp == is_temp))
 	{
 		if (tbl->is_temp)
-			fc_temp_quota_storage_removed();
+			fc_temp_quota_storage_removed(tbl->temp_owner);
 		fc_table_reset(tbl);
 		hash_search(fc_tables, &key, HASH_REMOVE, NULL);
 	}
@@ -532,7 +538,7 @@ fc_slot_alloc(FcTable *tbl, Oid relid)
 		}
 		SpinLockRelease(&tbl->alloc_lock);
 		if (tbl->is_temp)
-			fc_temp_quota_pages_added(added);
+			fc_temp_quota_pages_added(tbl->temp_owner, added);
 		if (data != NULL)
 			fc_arena_free_page(data, FC_PAGE_SLOTS);
 		if (dir != NULL)

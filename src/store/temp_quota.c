@@ -12,22 +12,75 @@
  * connected.  pg_fastckpt.temp_share caps each session at a share of both.
  *
  * Only the owning session writes (so allocates for) its temporary tables,
- * and it drops them itself, at the latest when it exits: its own counts
- * are exact.
+ * but another may drop them (a superuser's DROP TABLE): what each session
+ * holds is counted in shared memory, by the owner's process number, which
+ * the table keeps.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/twophase.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/lsyscache.h"
+
 #include "pg_fastckpt.h"
 #include "store/slot.h"
 #include "store/temp_quota.h"
-#include "utils/lsyscache.h"
 
 int			fc_temp_share = 25;
 
-static uint64 fc_temp_pages = 0;	/* arena pages held by this session's */
-static int	fc_temp_storages = 0;
+/* What one session's temporary tables hold, by its process number. */
+typedef struct FcTempUse
+{
+	pg_atomic_uint64 pages;		/* arena pages */
+	pg_atomic_uint32 storages;
+} FcTempUse;
+
+static FcTempUse *fc_temp_use = NULL;
+
+static int
+fc_temp_nprocs(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+Size
+fc_temp_quota_shmem_size(void)
+{
+	return mul_size(fc_temp_nprocs(), sizeof(FcTempUse));
+}
+
+void
+fc_temp_quota_shmem_init(void)
+{
+	bool		found;
+
+	fc_temp_use = ShmemInitStruct("pg_fastckpt temporary tables",
+								  fc_temp_quota_shmem_size(), &found);
+	if (!found)
+		for (int i = 0; i < fc_temp_nprocs(); i++)
+		{
+			pg_atomic_init_u64(&fc_temp_use[i].pages, 0);
+			pg_atomic_init_u32(&fc_temp_use[i].storages, 0);
+		}
+}
+
+/* The process number a new temporary table is counted under. */
+int
+fc_temp_quota_owner(void)
+{
+	return MyProc != NULL ? MyProc->pgprocno : -1;
+}
+
+static FcTempUse *
+fc_temp_use_of(int owner)
+{
+	return owner >= 0 && owner < fc_temp_nprocs() ? &fc_temp_use[owner] : NULL;
+}
 
 static uint64
 fc_temp_page_limit(void)
@@ -62,44 +115,66 @@ fc_temp_quota_error(const char *what, const char *relname, const char *detail_us
 void
 fc_temp_quota_check_storage(const char *relname)
 {
-	if (fc_temp_storages >= fc_temp_storage_limit())
+	FcTempUse  *use = fc_temp_use_of(fc_temp_quota_owner());
+	uint32		held;
+
+	if (use == NULL)
+		return;
+	held = pg_atomic_read_u32(&use->storages);
+	if (held >= (uint32) fc_temp_storage_limit())
 		fc_temp_quota_error("create the storage of", relname,
-							psprintf("This session holds %d temporary fastckpt storages (TRUNCATE and rewrites take a second one until they commit)",
-									 fc_temp_storages));
+							psprintf("This session holds %u temporary fastckpt storages (a table dropped, truncated or rewritten keeps its old one until its transaction ends)",
+									 held));
 }
 
 void
-fc_temp_quota_storage_added(void)
+fc_temp_quota_storage_added(int owner)
 {
-	fc_temp_storages++;
+	FcTempUse  *use = fc_temp_use_of(owner);
+
+	if (use != NULL)
+		pg_atomic_fetch_add_u32(&use->storages, 1);
 }
 
 void
-fc_temp_quota_storage_removed(void)
+fc_temp_quota_storage_removed(int owner)
 {
-	/* another process may drop an orphaned session's tables */
-	if (fc_temp_storages > 0)
-		fc_temp_storages--;
+	FcTempUse  *use = fc_temp_use_of(owner);
+
+	if (use != NULL)
+		pg_atomic_fetch_sub_u32(&use->storages, 1);
 }
 
 /* Pages about to be allocated for a temporary table of this session. */
 void
 fc_temp_quota_check_pages(uint64 pages, Oid relid)
 {
-	if (fc_temp_pages + pages > fc_temp_page_limit())
+	FcTempUse  *use = fc_temp_use_of(fc_temp_quota_owner());
+	uint64		held;
+
+	if (use == NULL)
+		return;
+	held = pg_atomic_read_u64(&use->pages);
+	if (held + pages > fc_temp_page_limit())
 		fc_temp_quota_error("write to", OidIsValid(relid) ? get_rel_name(relid) : NULL,
 							psprintf("This session's temporary fastckpt tables hold %llu kB of pg_fastckpt memory",
-									 (unsigned long long) (fc_temp_pages * FC_PAGE_SIZE / 1024)));
+									 (unsigned long long) (held * FC_PAGE_SIZE / 1024)));
 }
 
 void
-fc_temp_quota_pages_added(uint64 pages)
+fc_temp_quota_pages_added(int owner, uint64 pages)
 {
-	fc_temp_pages += pages;
+	FcTempUse  *use = fc_temp_use_of(owner);
+
+	if (use != NULL)
+		pg_atomic_fetch_add_u64(&use->pages, pages);
 }
 
 void
-fc_temp_quota_pages_freed(uint64 pages)
+fc_temp_quota_pages_freed(int owner, uint64 pages)
 {
-	fc_temp_pages -= Min(pages, fc_temp_pages);
+	FcTempUse  *use = fc_temp_use_of(owner);
+
+	if (use != NULL)
+		pg_atomic_fetch_sub_u64(&use->pages, pages);
 }

@@ -316,6 +316,7 @@ fc_commit_pre_commit(void)
 	List	   *new_tables = NIL;
 	ListCell   *lc;
 	uint64		estimate = FC_LOG_HEADER_SIZE;
+	uint64		claim;			/* the estimate, deletions as tombstones */
 	uint64		entries = 0;
 	bool		needs_clog;
 	uint64		csn;
@@ -395,6 +396,7 @@ fc_commit_pre_commit(void)
 		estimate += fc_table_nslots(tbl) * fc_slot_entry_bound(tbl);
 		entries += fc_table_nslots(tbl);
 	}
+	claim = estimate;
 	for (int i = 0; i < nwrites; i++)
 	{
 		FcWrite    *w = fc_write_set_get(i);
@@ -402,11 +404,11 @@ fc_commit_pre_commit(void)
 		if (!fc_write_is_logged(w))
 			continue;
 		estimate += fc_slot_entry_bound(w->tbl);
+		/* a slot deleted at commit is logged as a tombstone */
+		claim += w->op == FC_OP_DELETE ?
+			fc_log_row_size(FC_LOG_TOMBSTONE) : fc_slot_entry_bound(w->tbl);
 		entries++;
 	}
-
-	/* with the log device full, fail now, while nothing is logged */
-	fc_log_space_claim(estimate);
 
 	/*
 	 * Anything that WAL-logged (or is too big for one record) goes by
@@ -420,6 +422,12 @@ fc_commit_pre_commit(void)
 				  replorigin_session_origin != InvalidRepOriginId ||
 				  estimate > FC_LOG_MAX_RECORD || entries >= PG_UINT16_MAX);
 	verdict = fc_call_verdict_at_commit(changes != NIL);
+
+	/* with the log device full, fail now, while nothing is logged */
+	if (verdict == FC_FALLBACK_NONE)
+		claim += FC_LOG_HEADER_SIZE + fc_call_record_size();
+	fc_log_space_claim(claim);
+
 	if (needs_clog)
 	{
 		/*

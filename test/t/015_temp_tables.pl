@@ -123,6 +123,16 @@ like($u->{stderr},
 $u->{stderr} = '';
 is($small->safe_psql('postgres', q{CREATE TABLE perm2 (id int) USING fastckpt; SELECT 'created'}),
 	'created', '... while other sessions can still create fastckpt tables');
+# a superuser drops one of them: the session gets its storage back
+$small->safe_psql('postgres', q{
+	DO $$ BEGIN
+		EXECUTE format('DROP TABLE %s', (SELECT c.oid::regclass FROM pg_class c
+			WHERE c.relname = 'tt4' AND c.relpersistence = 't'));
+	END $$});
+$u->query(q{CREATE TEMP TABLE tt5 (id int) USING fastckpt});
+is($u->{stderr}, '', '... and when another session drops one of its tables, it may create one again');
+$u->{stderr} = '';
+$u->query_safe('DROP TABLE tt5');
 
 # its rows: at most a quarter of the arena (16 MB)
 $u->query(q{INSERT INTO tt1 SELECT g FROM generate_series(1, 2000000) g});
