@@ -144,6 +144,9 @@ fc_start_db_worker(dsm_segment *seg, int n)
 								   name, UInt32GetDatum(dsm_segment_handle(seg)));
 }
 
+/* rebuilds that got fewer workers than wanted, in this recovery */
+static int	fc_short_rebuilds = 0;
+
 /*
  * Rebuild one database's indexes with pg_fastckpt.recovery_workers
  * workers, fewer if slots are short, and wait for them; or, with
@@ -151,9 +154,6 @@ fc_start_db_worker(dsm_segment *seg, int n)
  * With no slot at all, retry until one frees up.  Returns the workers that
  * ran; complete says whether every one of them ran to the end.
  */
-/* rebuilds that got fewer workers than wanted, in this recovery */
-static int	fc_short_rebuilds = 0;
-
 static int
 fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 {
