@@ -941,8 +941,8 @@ fc_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
 					cls->reltablespace : MyDatabaseTableSpace;
 				rnode.dbNode = MyDatabaseId;
 				rnode.relNode = cls->relfilenode;
-				fc_pending_drop_add(&rnode, true,
-									cls->relpersistence == RELPERSISTENCE_TEMP);
+				fc_pending_drop_table(&rnode,
+									  cls->relpersistence == RELPERSISTENCE_TEMP);
 			}
 			ReleaseSysCache(tup);
 		}

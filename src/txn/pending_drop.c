@@ -48,6 +48,37 @@ fc_pending_drop_add(const RelFileNode *rnode, bool at_commit, bool is_temp)
 	fc_pending_add(rnode, at_commit, is_temp);
 }
 
+/*
+ * DROP TABLE of a fastckpt table.  A temporary table's storage created at
+ * this nesting level goes at once: only aborting this level could bring
+ * the table back, and that drops the storage anyway.  Kept until commit,
+ * a routine creating and dropping a scratch table would pile storages up
+ * against the session's share (temp_quota.c).
+ */
+void
+fc_pending_drop_table(const RelFileNode *rnode, bool is_temp)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (is_temp)
+	{
+		for (FcPendingDrop **link = &fc_pending; *link != NULL; link = &(*link)->next)
+		{
+			FcPendingDrop *p = *link;
+
+			if (!p->at_commit && p->is_temp && p->nestlevel == level &&
+				RelFileNodeEquals(p->rnode, *rnode))
+			{
+				*link = p->next;
+				pfree(p);
+				fc_table_drop_kind(rnode, true, true);
+				return;
+			}
+		}
+	}
+	fc_pending_add(rnode, true, is_temp);
+}
+
 void
 fc_pending_drop_database(Oid dbid)
 {

@@ -101,6 +101,7 @@ extern uint64 *fc_pp_phase_ptr(void);
 /* pending_drop.c: table storages to drop at commit or at abort */
 extern void fc_pending_drop_add(const RelFileNode *rnode, bool at_commit,
 								bool is_temp);
+extern void fc_pending_drop_table(const RelFileNode *rnode, bool is_temp);
 extern void fc_pending_drop_database(Oid dbid);
 extern void fc_pending_drops_at_xact_end(bool commit);
 extern void fc_pending_drops_at_subxact_end(bool commit, int nestlevel);

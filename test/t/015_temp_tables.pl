@@ -155,6 +155,49 @@ $u->query(q{SET pg_fastckpt.temp_share = 100});
 like($u->{stderr}, qr/permission denied to set parameter "pg_fastckpt.temp_share"/,
 	'an unprivileged role cannot raise its share');
 $u->quit;
+
+# a temporary table created and dropped in one transaction gives its
+# storage back at once: a routine using a scratch table may run many times
+$small->safe_psql('postgres', q{
+	CREATE FUNCTION scratch(n int) RETURNS int LANGUAGE plpgsql AS $$
+	DECLARE total int := 0; c int;
+	BEGIN
+		FOR i IN 1 .. n LOOP
+			CREATE TEMP TABLE scratch_t (id int) USING fastckpt;
+			INSERT INTO scratch_t SELECT generate_series(1, i);
+			SELECT count(*) INTO c FROM scratch_t;
+			total := total + c;
+			DROP TABLE scratch_t;
+		END LOOP;
+		RETURN total;
+	END $$});
+my $u2 = $small->background_psql('postgres', on_error_stop => 0,
+	extra_params => ['-U', 'u']);
+is($u2->query_safe('BEGIN; SELECT scratch(20); COMMIT;'), '210',
+	'a transaction creates and drops a temporary fastckpt table 20 times (4 may exist at once)');
+# ... but not one whose DROP a savepoint can still undo
+is($u2->query_safe(q{
+	BEGIN;
+	CREATE TEMP TABLE keep1 (id int) USING fastckpt;
+	INSERT INTO keep1 VALUES (1), (2), (3);
+	SAVEPOINT s;
+	DROP TABLE keep1;
+	ROLLBACK TO SAVEPOINT s;
+	SELECT count(*) FROM keep1;
+	COMMIT;
+	SELECT count(*) FROM keep1}), "3\n3",
+	'a DROP rolled back to a savepoint leaves the table and its rows');
+is($u2->query_safe(q{
+	BEGIN;
+	CREATE TEMP TABLE gone1 (id int) USING fastckpt;
+	INSERT INTO gone1 VALUES (1);
+	DROP TABLE gone1;
+	CREATE TEMP TABLE gone1 (id int) USING fastckpt;
+	INSERT INTO gone1 VALUES (7);
+	ROLLBACK;
+	SELECT count(*) FROM pg_class WHERE relname = 'gone1'}), '0',
+	'created, dropped, created again and rolled back: nothing left');
+$u2->quit;
 my $su = $small->background_psql('postgres');
 $su->query_safe('SET pg_fastckpt.temp_share = 50');
 $su->query_safe("CREATE TEMP TABLE st$_ (id int) USING fastckpt") for 1 .. 7;
