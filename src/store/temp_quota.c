@@ -123,7 +123,7 @@ fc_temp_quota_check_storage(const char *relname)
 	held = pg_atomic_read_u32(&use->storages);
 	if (held >= (uint32) fc_temp_storage_limit())
 		fc_temp_quota_error("create the storage of", relname,
-							psprintf("This session holds %u temporary fastckpt storages (a table dropped, truncated or rewritten keeps its old one until its transaction ends)",
+							psprintf("This session holds %u temporary fastckpt storages (a table truncated or rewritten, or dropped after a savepoint, keeps its old one until its transaction ends)",
 									 held));
 }
 
