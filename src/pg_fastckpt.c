@@ -7,11 +7,13 @@
  */
 #include "postgres.h"
 
+#include "access/twophase.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker_internals.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
@@ -90,6 +92,13 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
+
+/* Processes with a PGPROC: what per-process shared arrays are sized by. */
+int
+fc_total_procs(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
 
 static void
 fc_shmem_request(void)

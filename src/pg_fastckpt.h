@@ -35,6 +35,7 @@ extern Size fc_gate_shmem_size(void);
 extern void fc_gate_shmem_init(void);
 
 /* registration done from _PG_init */
+extern int	fc_total_procs(void);
 extern void fc_register_xact_callbacks(void);
 extern void fc_register_utility_hook(void);
 extern void fc_register_object_access_hook(void);

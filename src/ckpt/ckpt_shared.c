@@ -37,6 +37,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
 #include "recovery/gate.h"
@@ -68,17 +69,11 @@ typedef struct FcCkptShared
 static FcCkptShared *fc_ckpt = NULL;
 static bool fc_published = false;
 
-static int
-fc_ckpt_nprocs(void)
-{
-	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-}
-
 Size
 fc_ckpt_shmem_size(void)
 {
 	return add_size(offsetof(FcCkptShared, in_doubt),
-					mul_size(sizeof(pg_atomic_uint64), fc_ckpt_nprocs()));
+					mul_size(sizeof(pg_atomic_uint64), fc_total_procs()));
 }
 
 void
@@ -92,7 +87,7 @@ fc_ckpt_shmem_init(void)
 		memset(fc_ckpt, 0, offsetof(FcCkptShared, in_doubt));
 		SpinLockInit(&fc_ckpt->mutex);
 		ConditionVariableInit(&fc_ckpt->answered_cv);
-		fc_ckpt->nprocs = fc_ckpt_nprocs();
+		fc_ckpt->nprocs = fc_total_procs();
 		pg_atomic_init_u64(&fc_ckpt->last_call_csn, 0);
 		pg_atomic_init_u64(&fc_ckpt->calls_base, 0);
 		for (int i = 0; i < fc_ckpt->nprocs; i++)

@@ -95,18 +95,12 @@ typedef struct FcLogShared
 static FcLogShared *fc_log = NULL;
 static char *fc_log_ring = NULL;
 
-static int
-fc_log_total_procs(void)
-{
-	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-}
-
 static Size
 fc_log_header_size(void)
 {
 	return TYPEALIGN(PG_CACHE_LINE_SIZE,
 					 add_size(offsetof(FcLogShared, procs),
-							  mul_size(sizeof(FcLogProcPadded), fc_log_total_procs())));
+							  mul_size(sizeof(FcLogProcPadded), fc_total_procs())));
 }
 
 Size
@@ -126,7 +120,7 @@ fc_log_shmem_init(void)
 	fc_log = (FcLogShared *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
 	if (!found)
 	{
-		int			nprocs = fc_log_total_procs();
+		int			nprocs = fc_total_procs();
 
 		memset(fc_log, 0, offsetof(FcLogShared, procs));
 		pg_atomic_init_u64(&fc_log->insert_lsn, 0);

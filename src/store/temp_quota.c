@@ -20,7 +20,6 @@
  */
 #include "postgres.h"
 
-#include "access/twophase.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/proc.h"
@@ -42,16 +41,10 @@ typedef struct FcTempUse
 
 static FcTempUse *fc_temp_use = NULL;
 
-static int
-fc_temp_nprocs(void)
-{
-	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-}
-
 Size
 fc_temp_quota_shmem_size(void)
 {
-	return mul_size(fc_temp_nprocs(), sizeof(FcTempUse));
+	return mul_size(fc_total_procs(), sizeof(FcTempUse));
 }
 
 void
@@ -62,7 +55,7 @@ fc_temp_quota_shmem_init(void)
 	fc_temp_use = ShmemInitStruct("pg_fastckpt temporary tables",
 								  fc_temp_quota_shmem_size(), &found);
 	if (!found)
-		for (int i = 0; i < fc_temp_nprocs(); i++)
+		for (int i = 0; i < fc_total_procs(); i++)
 		{
 			pg_atomic_init_u64(&fc_temp_use[i].pages, 0);
 			pg_atomic_init_u32(&fc_temp_use[i].storages, 0);
@@ -79,7 +72,7 @@ fc_temp_quota_owner(void)
 static FcTempUse *
 fc_temp_use_of(int owner)
 {
-	return owner >= 0 && owner < fc_temp_nprocs() ? &fc_temp_use[owner] : NULL;
+	return owner >= 0 && owner < fc_total_procs() ? &fc_temp_use[owner] : NULL;
 }
 
 static uint64
