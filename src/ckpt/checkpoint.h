@@ -103,7 +103,7 @@ typedef struct FcCkptStats
 /* ckpt_shared.c: shared state, the swap, transactions in doubt */
 extern Size fc_ckpt_shmem_size(void);
 extern void fc_ckpt_shmem_init(void);
-extern void fc_ckpt_publish_csn(uint64 csn);
+extern void fc_ckpt_publish_csn(uint64 csn, TransactionId decided_by);
 extern void fc_ckpt_note_call(uint64 csn);
 extern bool fc_ckpt_calls_since_last(void);
 extern uint64 fc_ckpt_calls_since_checkpoint(void);

@@ -11,12 +11,16 @@
  * S first waits until every transaction with a CSN below S has finished,
  * one way or the other: only then are the previous images exactly the
  * effects of CSN < S.  Each backend publishes its CSN from PRE_COMMIT to
- * the end of its transaction for that wait.
+ * the end of its transaction for that wait.  A transaction whose outcome
+ * PostgreSQL's commit log decides publishes its xid too: once that says
+ * committed nothing can undo it, so a commit held afterwards (synchronous
+ * replication waiting for a standby) does not hold checkpoints up.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/twophase.h"
 #include "access/xlog.h"
 #include "catalog/pg_authid.h"
@@ -44,6 +48,13 @@
 #include "store/slot.h"
 #include "txn/write_set.h"
 
+/* a transaction between its CSN and its end (fc_ckpt_publish_csn) */
+typedef struct FcInDoubt
+{
+	pg_atomic_uint64 csn;		/* 0: none */
+	pg_atomic_uint32 xid;		/* decided by the commit log, or invalid */
+} FcInDoubt;
+
 typedef struct FcCkptShared
 {
 	slock_t		mutex;			/* protects everything but in_doubt */
@@ -63,7 +74,7 @@ typedef struct FcCkptShared
 	pg_atomic_uint64 calls_base;	/* fc_log_calls_logged() at the installed
 									 * checkpoint's swap, modulo 2^64 */
 	int			nprocs;
-	pg_atomic_uint64 in_doubt[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
+	FcInDoubt	in_doubt[FLEXIBLE_ARRAY_MEMBER];	/* by pgprocno */
 } FcCkptShared;
 
 static FcCkptShared *fc_ckpt = NULL;
@@ -73,7 +84,7 @@ Size
 fc_ckpt_shmem_size(void)
 {
 	return add_size(offsetof(FcCkptShared, in_doubt),
-					mul_size(sizeof(pg_atomic_uint64), fc_total_procs()));
+					mul_size(sizeof(FcInDoubt), fc_total_procs()));
 }
 
 void
@@ -91,16 +102,29 @@ fc_ckpt_shmem_init(void)
 		pg_atomic_init_u64(&fc_ckpt->last_call_csn, 0);
 		pg_atomic_init_u64(&fc_ckpt->calls_base, 0);
 		for (int i = 0; i < fc_ckpt->nprocs; i++)
-			pg_atomic_init_u64(&fc_ckpt->in_doubt[i], 0);
+		{
+			pg_atomic_init_u64(&fc_ckpt->in_doubt[i].csn, 0);
+			pg_atomic_init_u32(&fc_ckpt->in_doubt[i].xid, InvalidTransactionId);
+		}
 	}
 }
 
-/* Commit: this transaction holds CSN csn until fc_ckpt_clear_csn. */
+/*
+ * Commit: this transaction holds CSN csn until fc_ckpt_clear_csn.  Pass
+ * its top xid when its outcome is the commit log's (a commit record flushed
+ * before the commit log is set), else InvalidTransactionId.
+ */
 void
-fc_ckpt_publish_csn(uint64 csn)
+fc_ckpt_publish_csn(uint64 csn, TransactionId decided_by)
 {
+	FcInDoubt  *me;
+
 	Assert(MyProc != NULL && MyProc->pgprocno < fc_ckpt->nprocs);
-	pg_atomic_write_u64(&fc_ckpt->in_doubt[MyProc->pgprocno], csn);
+	me = &fc_ckpt->in_doubt[MyProc->pgprocno];
+	/* the xid before the CSN: whoever reads this CSN reads its xid */
+	pg_atomic_write_u32(&me->xid, decided_by);
+	pg_write_barrier();
+	pg_atomic_write_u64(&me->csn, csn);
 	fc_published = true;
 }
 
@@ -110,7 +134,7 @@ fc_ckpt_clear_csn(void)
 {
 	if (!fc_published)
 		return;
-	pg_atomic_write_u64(&fc_ckpt->in_doubt[MyProc->pgprocno], 0);
+	pg_atomic_write_u64(&fc_ckpt->in_doubt[MyProc->pgprocno].csn, 0);
 	fc_published = false;
 }
 
@@ -170,6 +194,21 @@ fc_ckpt_swap_done(void)
 }
 
 /*
+ * Whether the transaction of in_doubt slot i, holding CSN held, can no
+ * longer change its rows.  The xid read after the CSN is that
+ * transaction's or a later one's; a later one means this one has ended.
+ */
+static bool
+fc_ckpt_decided(int i)
+{
+	TransactionId xid;
+
+	pg_read_barrier();
+	xid = pg_atomic_read_u32(&fc_ckpt->in_doubt[i].xid);
+	return TransactionIdIsNormal(xid) && TransactionIdDidCommit(xid);
+}
+
+/*
  * Wait until no transaction with a CSN below csn is still in doubt.  A
  * commit waiting for a log that cannot be written stays in doubt for as
  * long as the outage lasts: then fail, as the wait for the log itself does
@@ -185,9 +224,9 @@ fc_ckpt_wait_in_doubt(uint64 csn)
 	{
 		for (;;)
 		{
-			uint64		held = pg_atomic_read_u64(&fc_ckpt->in_doubt[i]);
+			uint64		held = pg_atomic_read_u64(&fc_ckpt->in_doubt[i].csn);
 
-			if (held == 0 || held >= csn)
+			if (held == 0 || held >= csn || fc_ckpt_decided(i))
 				break;
 			if (fc_log_is_failing() &&
 				TimestampDifferenceExceeds(start, GetCurrentTimestamp(), FC_CKPT_FLUSH_WAIT_MS))

@@ -117,12 +117,21 @@ fc_gate_register_recovery_process(void)
 	 */
 	if (slot >= 0)
 		before_shmem_exit(fc_gate_forget_recovery_process, Int32GetDatum(slot));
+	fc_recovery_settings();
+}
 
-	/*
-	 * The connection took the database's and the server's settings; those
-	 * that would make recovery's writes or lock waits fail must not apply
-	 * (a read-only default that writers override, a lock_timeout).
-	 */
+/*
+ * The connection took the database's and the server's settings; those that
+ * would make recovery's writes or lock waits fail or hang must not apply (a
+ * read-only default that writers override, a lock_timeout).  Its commits
+ * (an index build writes WAL) do not wait for a synchronous standby: the
+ * rows are not replicated, and with the standby away the tables would stay
+ * closed.
+ */
+void
+fc_recovery_settings(void)
+{
+	SetConfigOption("synchronous_commit", "local", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_read_only", "off", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);

@@ -66,6 +66,7 @@ extern void fc_recovery_stats_add_calls(int64 calls, int64 mismatched,
 extern void fc_gate_fail(const char *reason);
 extern bool fc_gate_failed(char *reason, size_t len);
 extern void fc_gate_register_recovery_process(void);
+extern void fc_recovery_settings(void);
 extern void fc_recovery_exit_if_shutdown(void);
 extern bool fc_recovery_was_interrupted(void);
 

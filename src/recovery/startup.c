@@ -523,6 +523,7 @@ fc_recovery_leader_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	fc_recovery_settings();
 
 	fc_recovery_stats_get(&before);
 	if (fc_gate_is_open() || fc_gate_failed(reason, sizeof(reason)))

@@ -452,7 +452,7 @@ fc_commit_pre_commit(void)
 	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
 	phase = fc_pp_phase();
 	csn = fc_log_next_csn();
-	fc_ckpt_publish_csn(csn);
+	fc_ckpt_publish_csn(csn, needs_clog ? GetTopTransactionId() : InvalidTransactionId);
 
 	/*
 	 * A call's reads are validated only now: every transaction with a
