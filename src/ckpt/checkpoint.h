@@ -99,6 +99,8 @@ typedef struct FcCkptStats
 
 /* how long a checkpoint waits for the log before it fails */
 #define FC_CKPT_FLUSH_WAIT_MS	10000
+/* how often a checkpoint says which commit it still waits for */
+#define FC_CKPT_IN_DOUBT_NOTE_S	30
 
 /* ckpt_shared.c: shared state, the swap, transactions in doubt */
 extern Size fc_ckpt_shmem_size(void);

@@ -219,15 +219,29 @@ void
 fc_ckpt_wait_in_doubt(uint64 csn)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	int			noted_s = 0;
 
 	for (int i = 0; i < fc_ckpt->nprocs; i++)
 	{
 		for (;;)
 		{
 			uint64		held = pg_atomic_read_u64(&fc_ckpt->in_doubt[i].csn);
+			long		waited_ms;
 
 			if (held == 0 || held >= csn || fc_ckpt_decided(i))
 				break;
+			/* nothing bounds this wait but the commit: say who holds it */
+			waited_ms = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+			if (waited_ms >= (noted_s + FC_CKPT_IN_DOUBT_NOTE_S) * 1000L)
+			{
+				noted_s = waited_ms / 1000;
+				ereport(LOG,
+						(errmsg("pg_fastckpt: the checkpoint at CSN %llu has waited %d s for the commit with CSN %llu (process %d) to end",
+								(unsigned long long) csn, noted_s,
+								(unsigned long long) held, ProcGlobal->allProcs[i].pid),
+						 errdetail("A checkpoint waits until every commit before it has ended; that process has logged its rows and has not finished committing."),
+						 errhint("See what the process waits for in pg_stat_activity.")));
+			}
 			if (fc_log_is_failing() &&
 				TimestampDifferenceExceeds(start, GetCurrentTimestamp(), FC_CKPT_FLUSH_WAIT_MS))
 				ereport(ERROR,

@@ -40,10 +40,12 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "storage/fd.h"
 #include "postmaster/interrupt.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+#include "storage/pmsignal.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -439,6 +441,9 @@ fc_chunk_walk(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno, FcLayers *ba
 		}
 		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
 		CHECK_FOR_INTERRUPTS();
+		/* orphaned: stop writing, the next start must not wait for us */
+		if (!PostmasterIsAlive())
+			proc_exit(1);
 	}
 	return alive;
 }

@@ -877,7 +877,7 @@ fc_serial_run(FcSerialState *st)
 	{
 		const fc_log_header *rec;
 
-		CHECK_FOR_INTERRUPTS();
+		fc_recovery_check_interrupts();
 		fc_log_reader_seek(reader, shared->entries[i].lsn);
 		rec = fc_log_reader_next(reader);
 		/* the record stays in the reader's buffer; the file may not */

@@ -9,6 +9,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(time usleep);
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
@@ -137,6 +138,69 @@ ok($node->log_contains('a loader worker exited before it finished loading checkp
 	'... as logged');
 is($node->safe_psql('postgres', 'SELECT checkpoint_fallback FROM fastckpt_stat_recovery'), 'f',
 	'... from the newest checkpoint, not the older one');
+
+# the postmaster killed while a call replay worker replays: the worker
+# leaves at its next call, as PostgreSQL's startup process does, instead of
+# replaying on with the shared memory attached (the next start waits for
+# that).  Calls go on for 6 s, so that their replay takes about as long.
+$node->safe_psql('postgres', q{
+CREATE TABLE c (id int PRIMARY KEY, n bigint) USING fastckpt;
+INSERT INTO c VALUES (1, 0);
+CREATE FUNCTION slow_bump() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM sum(g) FROM generate_series(1, 200000) g;
+	UPDATE c SET n = n + 1 WHERE id = 1;
+END $$;
+SELECT fastckpt_register_procedure('slow_bump()');
+});
+$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint(true)');
+my $calls = 0;
+my $calls_start = time();
+while (time() - $calls_start < 6)
+{
+	$node->safe_psql('postgres', "SELECT slow_bump();\n" x 25);
+	$calls += 25;
+}
+my $calls_took = time() - $calls_start;
+is($node->safe_psql('postgres', 'SELECT call_records FROM fastckpt_stat_log'), $calls,
+	"$calls calls logged as CALL records in ${calls_took} s");
+ok(crash_postmaster($node), 'kill -9 with the calls in the log');
+$node->start;
+my $replayer = restarted_worker(qr/pg_fastckpt call replay/);
+ok(defined $replayer, 'a call replay worker runs at the next start');
+# an exited process stays a zombie until PID 1 reaps it, which may take a
+# second here: look at its state
+sub exited
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return 1;
+	my $stat = <$fh> // '';
+	close $fh;
+	return $stat =~ /\)\s+[ZX]\s/;
+}
+my $kill_at = time();
+kill 'KILL', $node->{_pid};
+my $left_after;
+for (1 .. 3000)
+{
+	if (exited($replayer))
+	{
+		$left_after = time() - $kill_at;
+		last;
+	}
+	usleep(10_000);
+}
+ok(defined $left_after && $left_after < 2,
+	'kill -9 of the postmaster while the calls replay: the worker left at once ('
+	  . ($left_after // 'not within 30') . " s), not after replaying the rest (the calls took ${calls_took} s)");
+ok(crash_postmaster($node), '... and nothing is attached to the shared memory');
+$node->start;
+$node->poll_query_until('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery')
+  or diag('tables did not open');
+is($node->safe_psql('postgres', 'SELECT n FROM c') . '|' .
+	$node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery'),
+	"$calls|$calls", 'the next start replays every call');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows, '... and keeps every row');
 
 $node->stop;
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
