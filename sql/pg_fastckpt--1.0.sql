@@ -207,14 +207,15 @@ GRANT SELECT ON fastckpt_stat_memory, fastckpt_stat_tables, fastckpt_stat_recove
 
 -- Registered procedures (call logging).  The registry is a table of the
 -- extension so that registrations are transactional and survive restarts
--- and pg_dump; users change it only through the functions below.
+-- and pg_dump; users change it only through the functions below.  A heap
+-- table whatever default_table_access_method says.
 CREATE TABLE fastckpt_procedure_registry (
 	routine regprocedure PRIMARY KEY,
 	definition xid NOT NULL,
 	fingerprint text,
 	registered_by regrole NOT NULL,
 	registered_at timestamptz NOT NULL DEFAULT now()
-);
+) USING heap;
 SELECT pg_catalog.pg_extension_config_dump('fastckpt_procedure_registry', '');
 REVOKE ALL ON fastckpt_procedure_registry FROM PUBLIC;
 GRANT SELECT ON fastckpt_procedure_registry TO PUBLIC;

@@ -614,15 +614,13 @@ fc_ctas_needs_unlogged(CreateTableAsStmt *stmt)
 	if (!fc_is_fastckpt_name(stmt->into->accessMethod))
 		return false;
 	if (stmt->objtype == OBJECT_MATVIEW)
-	{
-		if (stmt->into->accessMethod == NULL)
-			return false;		/* default AM: PostgreSQL's error is clear */
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("materialized views cannot use the fastckpt access method"),
 				 errdetail("fastckpt tables must be unlogged, and PostgreSQL does not allow unlogged materialized views."),
+				 stmt->into->accessMethod == NULL ?
+				 errhint("default_table_access_method is fastckpt here: add USING heap to CREATE MATERIALIZED VIEW.") :
 				 errhint("Create a fastckpt table with CREATE TABLE ... USING fastckpt AS ... instead.")));
-	}
 	return stmt->into->rel->relpersistence == RELPERSISTENCE_PERMANENT;
 }
 

@@ -123,8 +123,9 @@ fc_gate_register_recovery_process(void)
 
 /*
  * The connection took the database's and the server's settings; those that
- * would make recovery's writes or lock waits fail or hang must not apply (a
- * read-only default that writers override, a lock_timeout).  Its commits
+ * would make recovery's writes, lock waits or index builds fail or hang must
+ * not apply (a read-only default that writers override, a lock_timeout, a
+ * temp_file_limit).  Its commits
  * (an index build writes WAL) do not wait for a synchronous standby: the
  * rows are not replicated, and with the standby away the tables would stay
  * closed.
@@ -138,6 +139,8 @@ fc_recovery_settings(void)
 	SetConfigOption("lock_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("statement_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	/* an index rebuild's sort may spill more than any statement ever did */
+	SetConfigOption("temp_file_limit", "-1", PGC_SUSET, PGC_S_OVERRIDE);
 }
 
 /* Is this a parallel worker of a recovery worker? */

@@ -1,8 +1,18 @@
+# Server settings that must not hold up checkpoints or keep fastckpt tables
+# closed after a crash.
+#
 # A synchronous standby that is not there holds every commit that wrote WAL
 # after its commit record is on local disk, as PostgreSQL does.  For
 # fastckpt that must not also hold up checkpoints (they wait for commits in
 # doubt, and this one is decided), nor keep the tables closed after a
 # restart (recovery rebuilds indexes, which writes WAL and commits).
+#
+# A temp_file_limit must not fail recovery's index rebuilds (their sorts
+# spill what no statement did: indexes grow row by row).
+#
+# default_table_access_method = fastckpt must not make the extension's own
+# registry a fastckpt table, and a materialized view refused for it says
+# why.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -13,7 +23,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
 
-my $node = fastckpt_node('sync_standby', q{
+my $node = fastckpt_node('server_settings', q{
 pg_fastckpt.checkpoint_timeout = '1h'
 wal_level = replica
 max_wal_senders = 2
@@ -68,6 +78,50 @@ is($node->safe_psql('postgres',
 	"$seq|$csn|0", 'they came from the checkpoint taken while the commit waited');
 is($node->safe_psql('postgres', 'SET enable_seqscan = off; SELECT a FROM f WHERE a = 2'),
 	'2', 'the rebuilt index finds the row');
+
+# temp_file_limit: binding for a session's index build, not for recovery's
+$node->safe_psql('postgres', "ALTER SYSTEM RESET synchronous_standby_names");
+$node->reload;
+$node->safe_psql('postgres', q{
+	CREATE TABLE notes (id int PRIMARY KEY, note text) USING fastckpt;
+	CREATE INDEX notes_note ON notes (note);
+	INSERT INTO notes SELECT g, md5(g::text) FROM generate_series(1, 100000) g;
+});
+$node->safe_psql('postgres', "ALTER SYSTEM SET temp_file_limit = '1MB'");
+$node->safe_psql('postgres', "ALTER SYSTEM SET maintenance_work_mem = '1MB'");
+$node->safe_psql('postgres', "ALTER SYSTEM SET max_parallel_maintenance_workers = 0");
+$node->reload;
+($rc, $out, $err) = $node->psql('postgres', 'REINDEX INDEX notes_note');
+like($err, qr/temp_file_limit/, 'temp_file_limit stops a session\'s build of the index');
+ok(crash_postmaster($node), 'postmaster killed with SIGKILL');
+$node->start;
+$open = 0;
+for (my $i = 0; $i < 600 && !$open; $i++)
+{
+	$open = $node->safe_psql('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery') eq 't';
+	usleep(100_000) unless $open;
+}
+ok($open, 'recovery rebuilds it under the same temp_file_limit and opens the tables')
+  or diag($node->safe_psql('postgres', 'SELECT error FROM fastckpt_stat_recovery'));
+is($node->safe_psql('postgres',
+		q{SET enable_seqscan = off; SELECT count(*) || '|' || min(id) FROM notes WHERE note = md5('77')}),
+	'1|77', '... and the rebuilt index finds a row');
+
+# default_table_access_method = fastckpt at CREATE EXTENSION
+$node->safe_psql('postgres', 'CREATE DATABASE fc_default');
+$node->safe_psql('postgres', 'ALTER DATABASE fc_default SET default_table_access_method = fastckpt');
+$node->safe_psql('fc_default', 'CREATE EXTENSION pg_fastckpt');
+is($node->safe_psql('fc_default', q{
+	SELECT a.amname || '|' || c.relpersistence::text FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+	WHERE c.oid = 'fastckpt_procedure_registry'::regclass}),
+	'heap|p', 'the registry is a heap table whatever the default access method');
+is($node->safe_psql('fc_default', q{
+	CREATE TABLE dflt (id int); SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+	WHERE c.oid = 'dflt'::regclass}),
+	'fastckpt', '... while the database\'s own tables take it');
+($rc, $out, $err) = $node->psql('fc_default', 'CREATE MATERIALIZED VIEW mv AS SELECT 1 AS one');
+like($err, qr/HINT:  default_table_access_method is fastckpt here: add USING heap/,
+	'a materialized view without USING says where fastckpt came from');
 
 $node->stop;
 done_testing();
