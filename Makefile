@@ -59,6 +59,7 @@ OBJS = \
 	src/recovery/call_replay.o \
 	src/recovery/startup.o \
 	src/recovery/timeline.o \
+	src/recovery/worker_slots.o \
 	src/procs/registry.o \
 	src/procs/routine_fingerprint.o \
 	src/procs/catalog_watch.o \

@@ -68,6 +68,7 @@
 #include "procs/procs.h"
 #include "recovery/call_replay.h"
 #include "recovery/gate.h"
+#include "recovery/worker_slots.h"
 #include "store/table_store.h"
 #include "store/undo.h"
 #include "txn/write_set.h"
@@ -957,7 +958,7 @@ fc_call_replay_main(Datum arg)
 
 /*
  * Leader: start the worker for one database and wait for it.  With no
- * worker slot free, retry until one is.
+ * worker slot free, retry until one is (worker_slots.c).
  */
 bool
 fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *result,
@@ -970,6 +971,7 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 	BackgroundWorkerHandle *handle;
 	char		name[BGW_MAXLEN];
 	bool		ok;
+	FcSlotWait	slot_wait = {0};
 
 	memset(shared, 0, offsetof(FcSerialShared, entries));
 	shared->dboid = db->dbid;
@@ -982,12 +984,16 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 											 "fc_call_replay_main", "pg_fastckpt call replay",
 											 name, UInt32GetDatum(dsm_segment_handle(seg)))) == NULL)
 	{
-		ereport(LOG,
-				(errmsg("pg_fastckpt: no background worker slot free to replay the calls of database %u, retrying",
-						db->dbid),
-				 errhint("Raise max_worker_processes.")));
+		bool		report;
+		long		wait_ms = fc_worker_slot_wait_ms(&slot_wait, &report);
+
+		if (report)
+			ereport(LOG,
+					(errmsg("pg_fastckpt: no background worker slot free to replay the calls of database %u, retrying",
+							db->dbid),
+					 errhint("Raise max_worker_processes.")));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000, PG_WAIT_EXTENSION);
+						 wait_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		fc_recovery_exit_if_shutdown();

@@ -67,6 +67,7 @@
 #include "log/log.h"
 #include "recovery/call_replay.h"
 #include "recovery/gate.h"
+#include "recovery/worker_slots.h"
 #include "recovery/replay.h"
 #include "recovery/timeline.h"
 #include "core/file_layout.h"
@@ -151,8 +152,9 @@ static int	fc_short_rebuilds = 0;
  * Rebuild one database's indexes with pg_fastckpt.recovery_workers
  * workers, fewer if slots are short, and wait for them; or, with
  * count_only, have one worker count its fastckpt tables (into *ntables).
- * With no slot at all, retry until one frees up.  Returns the workers that
- * ran; complete says whether every one of them ran to the end.
+ * With no slot at all, retry until one frees up (worker_slots.c).  Returns
+ * the workers that ran; complete says whether every one of them ran to the
+ * end.
  */
 static int
 fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
@@ -164,6 +166,7 @@ fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 		Min(Max(fc_recovery_workers, 1), FC_MAX_REPLAY_PARTS);
 	int			started = 0;
 	int			finished;
+	FcSlotWait	slot_wait = {0};
 
 	shared->dboid = dboid;
 	shared->count_only = count_only;
@@ -175,16 +178,21 @@ fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 
 	for (;;)
 	{
+		long		wait_ms;
+		bool		report;
+
 		while (started < wanted && (handles[started] = fc_start_db_worker(seg, started)) != NULL)
 			started++;
 		if (started > 0)
 			break;
-		ereport(LOG,
-				(errmsg("pg_fastckpt: no background worker slot free for recovery of database %u, retrying",
-						dboid),
-				 errhint("Raise max_worker_processes.")));
+		wait_ms = fc_worker_slot_wait_ms(&slot_wait, &report);
+		if (report)
+			ereport(LOG,
+					(errmsg("pg_fastckpt: no background worker slot free for recovery of database %u, retrying",
+							dboid),
+					 errhint("Raise max_worker_processes.")));
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000, PG_WAIT_EXTENSION);
+						 wait_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		fc_recovery_exit_if_shutdown();

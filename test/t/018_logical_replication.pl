@@ -83,6 +83,53 @@ is($sub->safe_psql('postgres', q{
 	'logical decoding: the heap insert is decoded, and no message of pg_fastckpt');
 $sub->safe_psql('postgres', q{SELECT pg_drop_replication_slot('decode')});
 
+# Subscriptions' apply workers hold every free worker slot when recovery
+# needs one (a database's index rebuild): recovery frees one, whose
+# subscription resumes, rather than keep the tables closed for ever.  The
+# pause before the rebuild lets the launcher start its workers first.
+$pub->safe_psql('postgres', q{
+CREATE TABLE h1 (id int PRIMARY KEY);
+CREATE TABLE h2 (id int PRIMARY KEY);
+CREATE PUBLICATION p1 FOR TABLE h1;
+CREATE PUBLICATION p2 FOR TABLE h2;
+});
+$sub->safe_psql('postgres', 'CREATE TABLE h1 (id int PRIMARY KEY); CREATE TABLE h2 (id int PRIMARY KEY)');
+$sub->safe_psql('postgres', "CREATE SUBSCRIPTION s1 CONNECTION '$connstr' PUBLICATION p1");
+$sub->safe_psql('postgres', "CREATE SUBSCRIPTION s2 CONNECTION '$connstr' PUBLICATION p2");
+$sub->poll_query_until('postgres',
+	q{SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate <> 'r'})
+  or die 'the new tables were not synchronized';
+# apply workers commit asynchronously: make the synchronized state durable,
+# or the crash brings back a table synchronization, which needs a slot more
+$sub->safe_psql('postgres', 'CHECKPOINT');
+# workers registered at start: pg_fastckpt's three (its log writer and
+# checkpointer are not in pg_stat_activity) and the replication launcher
+my $static = 4;
+# room for exactly the three apply workers
+$sub->append_conf('postgresql.conf', 'max_worker_processes = ' . ($static + 3) . "
+pg_fastckpt.test_checkpoint_pause = 'rebuild'
+pg_fastckpt.test_checkpoint_pause_ms = '3s'
+");
+my $offset = -s $sub->logfile;
+crash_postmaster($sub, 1);
+$sub->start;
+my $open = 0;
+for (my $i = 0; $i < 300 && !$open; $i++)
+{
+	$open = $sub->safe_psql('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery') eq 't';
+	select(undef, undef, undef, 0.1) unless $open;
+}
+ok($open, 'apply workers holding every free worker slot do not keep the tables closed');
+ok($sub->log_contains('terminating logical replication worker \(process \d+\) to free a background worker slot for startup recovery', $offset),
+	'... recovery freed a slot, as logged');
+$pub->safe_psql('postgres', 'INSERT INTO h1 VALUES (1); INSERT INTO h2 VALUES (2); INSERT INTO t VALUES (1000, 1000)');
+ok($sub->poll_query_until('postgres',
+		'SELECT (SELECT count(*) FROM h1) + (SELECT count(*) FROM h2) + (SELECT count(*) FROM t WHERE id = 1000) = 3'),
+	'... and every subscription goes on');
+is($sub->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'logical replication worker'}),
+	'3', '... each with its apply worker');
+
 $sub->stop;
 $pub->stop;
 done_testing();
