@@ -125,10 +125,9 @@ fc_gate_register_recovery_process(void)
  * The connection took the database's and the server's settings; those that
  * would make recovery's writes, lock waits or index builds fail or hang must
  * not apply (a read-only default that writers override, a lock_timeout, a
- * temp_file_limit).  Its commits
- * (an index build writes WAL) do not wait for a synchronous standby: the
- * rows are not replicated, and with the standby away the tables would stay
- * closed.
+ * temp_file_limit).  Its commits (an index build writes WAL) do not wait
+ * for a synchronous standby: the rows are not replicated, and with the
+ * standby away the tables would stay closed.
  */
 void
 fc_recovery_settings(void)

@@ -67,9 +67,9 @@
 #include "log/log.h"
 #include "recovery/call_replay.h"
 #include "recovery/gate.h"
-#include "recovery/worker_slots.h"
 #include "recovery/replay.h"
 #include "recovery/timeline.h"
+#include "recovery/worker_slots.h"
 #include "core/file_layout.h"
 #include "store/table_store.h"
 
