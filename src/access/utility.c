@@ -598,7 +598,15 @@ fc_statement_may_lock_strongly(Node *parsetree)
 		case T_FetchStmt:
 		case T_ClosePortalStmt:
 		case T_ConstraintsSetStmt:
+			/* none stronger than ShareUpdateExclusiveLock on a table */
+		case T_CreatePublicationStmt:
+		case T_AlterPublicationStmt:
+		case T_CreateSubscriptionStmt:
+		case T_AlterSubscriptionStmt:
+		case T_DropSubscriptionStmt:
 			return false;
+		case T_DropStmt:
+			return ((DropStmt *) parsetree)->removeType != OBJECT_PUBLICATION;
 		default:
 			return true;
 	}

@@ -235,6 +235,12 @@ fc_statement_changes_catalogs(Node *stmt)
 		case T_RefreshMatViewStmt:
 		case T_AlterSystemStmt:
 		case T_CommentStmt:
+			/* replication settings, which no replayed call can see */
+		case T_CreatePublicationStmt:
+		case T_AlterPublicationStmt:
+		case T_CreateSubscriptionStmt:
+		case T_AlterSubscriptionStmt:
+		case T_DropSubscriptionStmt:
 			return false;
 		case T_CreateStmt:
 			return ((CreateStmt *) stmt)->relation->relpersistence != RELPERSISTENCE_TEMP;
@@ -251,7 +257,7 @@ fc_statement_changes_catalogs(Node *stmt)
 				if (drop->removeType == OBJECT_TABLE || drop->removeType == OBJECT_VIEW ||
 					drop->removeType == OBJECT_SEQUENCE || drop->removeType == OBJECT_INDEX)
 					return !fc_all_temp_relations(drop->objects);
-				return true;
+				return drop->removeType != OBJECT_PUBLICATION;
 			}
 		default:
 			return true;
