@@ -13,6 +13,7 @@
 #include "postmaster/bgworker_internals.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/pmsignal.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -92,6 +93,26 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
+
+/*
+ * A worker whose postmaster has died leaves, as PostgreSQL's startup
+ * process does: busy on, it would keep the shared memory attached, and
+ * the next start refuses to run until it is gone.
+ */
+void
+fc_exit_if_orphaned(void)
+{
+	if (!PostmasterIsAlive())
+		proc_exit(1);
+}
+
+/* A worker's check between two units of work (a record, a call, a chunk). */
+void
+fc_worker_check_interrupts(void)
+{
+	CHECK_FOR_INTERRUPTS();
+	fc_exit_if_orphaned();
+}
 
 /* Processes with a PGPROC: what per-process shared arrays are sized by. */
 int

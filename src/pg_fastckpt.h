@@ -36,6 +36,8 @@ extern void fc_gate_shmem_init(void);
 
 /* registration done from _PG_init */
 extern int	fc_total_procs(void);
+extern void fc_exit_if_orphaned(void);
+extern void fc_worker_check_interrupts(void);
 extern void fc_register_xact_callbacks(void);
 extern void fc_register_utility_hook(void);
 extern void fc_register_object_access_hook(void);

@@ -361,7 +361,7 @@ fc_load_chunks(void)
 		problem = fc_load_chunk(tab, chunk, buf, errbuf, sizeof(errbuf));
 		if (problem != NULL)
 			fc_load_fail(problem);
-		fc_recovery_check_interrupts();
+		fc_worker_check_interrupts();
 	}
 	pfree(buf);
 	pfree(manifest);

@@ -29,10 +29,8 @@
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "storage/condition_variable.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
-#include "storage/pmsignal.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -351,8 +349,7 @@ fc_ckpt_pause_point(FcCkptPausePoint point)
 	while ((now = GetCurrentTimestamp()) < end)
 	{
 		/* no pause outlives the postmaster (a crash test's kill -9) */
-		if (!PostmasterIsAlive())
-			proc_exit(1);
+		fc_exit_if_orphaned();
 		/* a loader worker dies on SIGTERM here, as it would when busy */
 		if (point == FC_PAUSE_LOAD)
 			CHECK_FOR_INTERRUPTS();

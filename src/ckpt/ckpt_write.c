@@ -42,15 +42,14 @@
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "storage/fd.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
-#include "storage/pmsignal.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "ckpt/ckpt_base.h"
 #include "log/log.h"
@@ -440,10 +439,7 @@ fc_chunk_walk(FcCkptRun *run, const FcCkptJob *job, uint32 chunkno, FcLayers *ba
 				fc_page_summary_clear(run, m);
 		}
 		LWLockRelease(fc_misc_lock(FC_LOCK_DIRECTORY));
-		CHECK_FOR_INTERRUPTS();
-		/* orphaned: stop writing, the next start must not wait for us */
-		if (!PostmasterIsAlive())
-			proc_exit(1);
+		fc_worker_check_interrupts();
 	}
 	return alive;
 }

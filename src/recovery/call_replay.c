@@ -878,7 +878,7 @@ fc_serial_run(FcSerialState *st)
 	{
 		const fc_log_header *rec;
 
-		fc_recovery_check_interrupts();
+		fc_worker_check_interrupts();
 		fc_log_reader_seek(reader, shared->entries[i].lsn);
 		rec = fc_log_reader_next(reader);
 		/* the record stays in the reader's buffer; the file may not */
@@ -972,6 +972,7 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 	char		name[BGW_MAXLEN];
 	bool		ok;
 	FcSlotWait	slot_wait = {0};
+	char	   *purpose = psprintf("to replay the calls of database %u", db->dbid);
 
 	memset(shared, 0, offsetof(FcSerialShared, entries));
 	shared->dboid = db->dbid;
@@ -983,21 +984,7 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 	while ((handle = fc_start_dynamic_worker(BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION,
 											 "fc_call_replay_main", "pg_fastckpt call replay",
 											 name, UInt32GetDatum(dsm_segment_handle(seg)))) == NULL)
-	{
-		bool		report;
-		long		wait_ms = fc_worker_slot_wait_ms(&slot_wait, &report);
-
-		if (report)
-			ereport(LOG,
-					(errmsg("pg_fastckpt: no background worker slot free to replay the calls of database %u, retrying",
-							db->dbid),
-					 errhint("Raise max_worker_processes.")));
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 wait_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		fc_recovery_exit_if_shutdown();
-	}
+		fc_worker_slot_wait(&slot_wait, purpose);
 	(void) WaitForBackgroundWorkerShutdown(handle);
 	fc_recovery_exit_if_shutdown();
 

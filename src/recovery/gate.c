@@ -23,7 +23,6 @@
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/lock.h"
-#include "storage/pmsignal.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -571,21 +570,6 @@ fc_recovery_exit_if_shutdown(void)
 			(errmsg("pg_fastckpt: startup recovery stopped by a shutdown or termination request; it runs again from the start")));
 	pg_atomic_write_u32(&fc_gate->interrupted, 1);
 	fc_static_worker_exit();
-}
-
-/*
- * A recovery process's check between two units of work (a record, a call,
- * a chunk).  Like PostgreSQL's startup process it also leaves when the
- * postmaster has died: a worker busy replaying would otherwise keep the
- * shared memory in use, and the next start would refuse to run until it
- * had finished.
- */
-void
-fc_recovery_check_interrupts(void)
-{
-	CHECK_FOR_INTERRUPTS();
-	if (!PostmasterIsAlive())
-		proc_exit(1);
 }
 
 /* Did a termination request stop an earlier leader's recovery? */

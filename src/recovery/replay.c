@@ -257,7 +257,7 @@ fc_replay_rows(const FcReplayPlan *plan, uint32 part, FcReplayPart *counts, bool
 		const fc_log_row *row;
 		const char *image;
 
-		fc_recovery_check_interrupts();
+		fc_worker_check_interrupts();
 		if (rec->kind != FC_REC_VALUES || rec->csn < plan->min_csn ||
 			fc_replay_is_serial(plan, rec))
 			continue;
@@ -351,7 +351,7 @@ fc_collect_serial(const FcReplayPlan *plan, List *dbs)
 	{
 		int			i = 0;
 
-		fc_recovery_check_interrupts();
+		fc_worker_check_interrupts();
 		if ((rec->kind != FC_REC_VALUES && rec->kind != FC_REC_CALL) ||
 			rec->csn < plan->min_csn || !fc_replay_is_serial(plan, rec) ||
 			!fc_replay_counts(plan, rec->csn))
@@ -436,7 +436,7 @@ fc_replay_log(FcReplayResult *res, uint64 start_lsn, uint64 min_csn)
 	reader = fc_log_reader_open(start_lsn);
 	while ((rec = fc_log_reader_next(reader)) != NULL)
 	{
-		fc_recovery_check_interrupts();
+		fc_worker_check_interrupts();
 		res->records[rec->kind]++;
 		if (rec->kind == FC_REC_ABORT)
 		{

@@ -167,6 +167,7 @@ fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 	int			started = 0;
 	int			finished;
 	FcSlotWait	slot_wait = {0};
+	char	   *purpose = psprintf("for recovery of database %u", dboid);
 
 	shared->dboid = dboid;
 	shared->count_only = count_only;
@@ -178,24 +179,11 @@ fc_rebuild_database(Oid dboid, bool count_only, bool *complete, int *ntables)
 
 	for (;;)
 	{
-		long		wait_ms;
-		bool		report;
-
 		while (started < wanted && (handles[started] = fc_start_db_worker(seg, started)) != NULL)
 			started++;
 		if (started > 0)
 			break;
-		wait_ms = fc_worker_slot_wait_ms(&slot_wait, &report);
-		if (report)
-			ereport(LOG,
-					(errmsg("pg_fastckpt: no background worker slot free for recovery of database %u, retrying",
-							dboid),
-					 errhint("Raise max_worker_processes.")));
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 wait_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		fc_recovery_exit_if_shutdown();
+		fc_worker_slot_wait(&slot_wait, purpose);
 	}
 	/* said once per recovery; fc_rebuild_all_indexes counts the rest */
 	if (started < wanted && fc_short_rebuilds++ == 0)

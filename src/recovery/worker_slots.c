@@ -22,9 +22,12 @@
 
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
+#include "recovery/gate.h"
 #include "recovery/worker_slots.h"
 
 /* how long recovery waits for a slot before it frees one */
@@ -56,14 +59,15 @@ fc_terminate_replication_worker(void)
 }
 
 /*
- * Called after an attempt to start a needed worker failed for want of a
- * slot.  Returns how long to wait before the next attempt, and whether to
- * say (once a second) that recovery waits.
+ * Called after an attempt to start a worker recovery needs (for purpose,
+ * "for recovery of database 5") failed for want of a slot: wait before the
+ * next attempt, freeing a slot once recovery has waited long enough.
  */
-long
-fc_worker_slot_wait_ms(FcSlotWait *wait, bool *report)
+void
+fc_worker_slot_wait(FcSlotWait *wait, const char *purpose)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	long		wait_ms = 1000;
 
 	if (wait->since == 0)
 		wait->since = now;
@@ -85,10 +89,14 @@ fc_worker_slot_wait_ms(FcSlotWait *wait, bool *report)
 	}
 	if (wait->freed_at != 0 &&
 		!TimestampDifferenceExceeds(wait->freed_at, now, FC_SLOT_EAGER_MS))
-	{
-		*report = false;
-		return 5;
-	}
-	*report = true;
-	return 1000;
+		wait_ms = 5;
+	else
+		ereport(LOG,
+				(errmsg("pg_fastckpt: no background worker slot free %s, retrying", purpose),
+				 errhint("Raise max_worker_processes.")));
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 wait_ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	fc_recovery_exit_if_shutdown();
 }

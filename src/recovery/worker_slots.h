@@ -16,6 +16,6 @@ typedef struct FcSlotWait
 	TimestampTz freed_at;		/* last worker terminated for a slot, or 0 */
 } FcSlotWait;
 
-extern long fc_worker_slot_wait_ms(FcSlotWait *wait, bool *report);
+extern void fc_worker_slot_wait(FcSlotWait *wait, const char *purpose);
 
 #endif							/* FC_WORKER_SLOTS_H */
