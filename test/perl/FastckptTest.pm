@@ -8,10 +8,26 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use IPC::Run;
 use Test::More ();
+use POSIX qw(WNOHANG);
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(fastckpt_node fastckpt_init_node crash_postmaster
   wait_for_tables_open simulate_log_power_loss server_child_pid verify_files);
+
+# A postmaster outlives the pg_ctl that started it, so the kernel hands it
+# to the nearest "child subreaper" ancestor, else to PID 1.  After a kill -9
+# it stays a zombie until that parent reaps it, and the next start refuses
+# to run while the pid in postmaster.pid exists.  PID 1 of these VMs reaps
+# only every second or two, which cost 1.5 s per crash; as the subreaper
+# (prctl PR_SET_CHILD_SUBREAPER = 36), crash_postmaster reaps it at once.
+# Where that fails, the wait below just takes longer.
+BEGIN
+{
+	eval {
+		require 'syscall.ph';
+		syscall(&SYS_prctl, 36, 1, 0, 0, 0);
+	};
+}
 
 # A new cluster with the extension preloaded, not started.
 sub fastckpt_init_node
@@ -54,25 +70,27 @@ sub crash_postmaster
 	# line 7 of the lock file: key and id of the SysV segment every child
 	# inherits (see PostgreSQL's pidfile.h)
 	my ($shmid) = ($pidlines[6] // '') =~ /^\s*\d+\s+(\d+)\s*$/;
-	my @children = $all ? _child_pids($pid) : ();
+	my @children = _child_pids($pid);
 
 	$node->kill9;
-	kill('KILL', @children) if @children;
-	for (my $i = 0; $i < 600; $i++)
+	kill('KILL', @children) if $all && @children;
+	for (my $i = 0; $i < 3000; $i++)
 	{
-		last unless kill(0, $pid);
-		usleep(50_000);
+		last if waitpid($pid, WNOHANG) == $pid || !kill(0, $pid);
+		usleep(10_000);
 	}
 	# children notice the postmaster's death at their next wait.  The "[/]"
 	# keeps pgrep from finding the shell that runs it, whose command line
 	# holds the path too (the loop then waited out its 30 s).
 	(my $pattern = $node->{_basedir}) =~ s{^/}{[/]};
-	for (my $i = 0; $i < 600; $i++)
+	for (my $i = 0; $i < 3000; $i++)
 	{
 		my $left = `pgrep -f -- '$pattern' 2>/dev/null`;
 		last if $left eq '';
-		usleep(50_000);
+		usleep(10_000);
 	}
+	# the orphaned children came to this process too: reap them
+	waitpid($_, WNOHANG) for @children;
 	return _wait_for_shmem_detach($shmid);
 }
 
@@ -115,7 +133,7 @@ sub _wait_for_shmem_detach
 {
 	my ($shmid) = @_;
 	return 0 unless defined $shmid && -r '/proc/sysvipc/shm';
-	for (my $i = 0; $i < 600; $i++)
+	for (my $i = 0; $i < 3000; $i++)
 	{
 		my $nattch;
 		open(my $fh, '<', '/proc/sysvipc/shm') or return 0;
@@ -127,7 +145,7 @@ sub _wait_for_shmem_detach
 		}
 		close $fh;
 		return 1 if !defined $nattch || $nattch == 0;
-		usleep(50_000);
+		usleep(10_000);
 	}
 	return 0;
 }

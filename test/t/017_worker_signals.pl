@@ -168,8 +168,8 @@ ok(crash_postmaster($node), 'kill -9 with the calls in the log');
 $node->start;
 my $replayer = restarted_worker(qr/pg_fastckpt call replay/);
 ok(defined $replayer, 'a call replay worker runs at the next start');
-# an exited process stays a zombie until PID 1 reaps it, which may take a
-# second here: look at its state
+# an exited process stays a zombie until its new parent reaps it (this
+# test, as the subreaper FastckptTest makes it, or PID 1): look at its state
 sub exited
 {
 	my ($pid) = @_;
