@@ -337,6 +337,7 @@ extern struct HTAB *fc_relid_cache_create(const char *name, Size entrysize);
 
 extern void fc_gate_wait(Relation rel);
 extern void fc_gate_wait_for(const char *what);
+extern void fc_gate_check_snapshot(Relation rel, Snapshot snapshot);
 extern void fc_gate_wait_quietly(void);
 extern void fc_gate_check_held_locks(void);
 

@@ -94,6 +94,7 @@ fc_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
+	fc_gate_check_snapshot(sscan->rel, snapshot);
 	/* a row a scan found is not ON CONFLICT's probed row (tid_versions.c) */
 	if (snapshot->snapshot_type != SNAPSHOT_DIRTY)
 		fc_forget_probed_row();
@@ -169,6 +170,7 @@ fc_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	CommandId	cid;
 
 	fc_gate_wait(rel);
+	fc_gate_check_snapshot(rel, snapshot);
 	tbl = fc_table_for_rel(rel);
 	replaced = fc_take_replaced_row(rel, tid, &cid);
 	/* a row a TID scan found is not ON CONFLICT's probed row */

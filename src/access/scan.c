@@ -108,6 +108,7 @@ fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	FcScanDesc *scan;
 
 	fc_gate_wait(rel);
+	fc_gate_check_snapshot(rel, snapshot);
 	if (nkeys > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -176,6 +176,7 @@ fc_checkpointer_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		fc_gate_forget_replayed_calls();
 		now = GetCurrentTimestamp();
 
 		/* the adaptive policy's load sample */

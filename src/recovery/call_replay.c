@@ -804,6 +804,8 @@ fc_serial_call(FcSerialState *st, const fc_log_header *rec)
 							fc_next_hint, fc_nhints)));
 		SetUserIdAndSecContext(save_userid, save_sec);
 		PopActiveSnapshot();
+		/* for snapshots taken before this commit (fc_gate_check_snapshot) */
+		fc_gate_note_replayed_call(GetTopTransactionIdIfAny());
 		CommitTransactionCommand();
 	}
 	PG_CATCH();

@@ -24,12 +24,14 @@
 #include "storage/ipc.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -43,6 +45,8 @@ typedef struct FcGate
 	pg_atomic_uint32 open;
 	pg_atomic_uint32 failed;	/* recovery cannot open the tables */
 	pg_atomic_uint32 interrupted;	/* a SIGTERM stopped the leader midway */
+	/* the last replayed call's xid, while a snapshot may predate it */
+	pg_atomic_uint32 replayed_xid;
 	ConditionVariable cv;
 	uint64		pp_phase;		/* Ping-Pong phase word (txn/write_set.c) */
 	slock_t		stats_lock;
@@ -75,6 +79,7 @@ fc_gate_shmem_init(void)
 		pg_atomic_init_u32(&fc_gate->open, 0);
 		pg_atomic_init_u32(&fc_gate->failed, 0);
 		pg_atomic_init_u32(&fc_gate->interrupted, 0);
+		pg_atomic_init_u32(&fc_gate->replayed_xid, InvalidTransactionId);
 		ConditionVariableInit(&fc_gate->cv);
 		SpinLockInit(&fc_gate->stats_lock);
 		SpinLockInit(&fc_gate->pids_lock);
@@ -291,6 +296,59 @@ fc_gate_wait_for(const char *what)
 							 "pg_fastckpt.recovery_wait_timeout sets how long queries wait.")));
 			break;
 	}
+}
+
+/*
+ * Call replay commits each replayed call as a transaction of its own,
+ * while sessions may already wait at the gate.  A snapshot taken before
+ * the last of those commits (a REPEATABLE READ transaction's, taken at its
+ * first statement before it waited here; a cursor's; a STABLE function's
+ * reuse of its caller's) would read the tables half replayed once the
+ * gate opens: refuse it as a serialization failure, which clients retry.
+ * Replay runs one call after another, so the last call's xid stands for
+ * all of them; rows that row images restored are frozen, visible to any
+ * snapshot.
+ */
+void
+fc_gate_note_replayed_call(TransactionId xid)
+{
+	if (TransactionIdIsValid(xid))
+		pg_atomic_write_u32(&fc_gate->replayed_xid, xid);
+}
+
+void
+fc_gate_check_snapshot(Relation rel, Snapshot snapshot)
+{
+	TransactionId last = pg_atomic_read_u32(&fc_gate->replayed_xid);
+
+	if (likely(!TransactionIdIsValid(last)) || fc_in_recovery_worker ||
+		snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_MVCC ||
+		TransactionIdFollows(snapshot->xmin, last) ||
+		!XidInMVCCSnapshot(last, snapshot))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access to fastckpt table \"%s\": startup recovery restored it after this transaction's snapshot was taken",
+					RelationGetRelationName(rel)),
+			 errdetail("The snapshot does not see the last call that recovery replayed (transaction %u); it would read the table half restored.",
+					   last),
+			 errhint("Retry the transaction.")));
+}
+
+/*
+ * Once every snapshot's xmin is past the last replayed call, none can miss
+ * a replayed call any more, and the check above costs nothing again.  Run
+ * often (by the checkpointer): a forgotten xid would look new again after
+ * two billion transactions.
+ */
+void
+fc_gate_forget_replayed_calls(void)
+{
+	TransactionId last = pg_atomic_read_u32(&fc_gate->replayed_xid);
+
+	if (TransactionIdIsValid(last) && fc_gate_is_open() &&
+		TransactionIdPrecedes(last, GetOldestNonRemovableTransactionId(NULL)))
+		pg_atomic_write_u32(&fc_gate->replayed_xid, InvalidTransactionId);
 }
 
 /*

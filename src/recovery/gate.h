@@ -47,6 +47,8 @@ typedef struct FcRecoveryStats
 
 extern bool fc_gate_is_open(void);
 extern void fc_gate_open(void);
+extern void fc_gate_note_replayed_call(TransactionId xid);
+extern void fc_gate_forget_replayed_calls(void);
 extern void fc_recovery_stats_get(FcRecoveryStats *stats);
 extern void fc_recovery_stats_begin(void);
 extern void fc_recovery_stats_add(int databases, int tables, int indexes,

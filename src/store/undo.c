@@ -17,8 +17,10 @@
 
 #include "access/transam.h"
 #include "storage/lwlock.h"
+#include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
+#include "recovery/gate.h"
 #include "store/arena.h"
 #include "store/undo.h"
 
@@ -186,6 +188,16 @@ fc_undo_reclaim(FcTable *tbl, GlobalVisState *vistest, int max_records)
 {
 	int			done = 0;
 
+	/*
+	 * Startup recovery replays calls one after another, and no one else
+	 * reads fastckpt rows before the gate opens: a session waiting there
+	 * may hold a snapshot, but one that predates a replayed call is refused
+	 * when it reads (fc_gate_check_snapshot).  So an old version whose
+	 * superseder committed is needed by no one, and the waiters' xmin must
+	 * not keep it: replay would fill the arena with undo.
+	 */
+	bool		replaying = fc_in_recovery_worker && !fc_gate_is_open();
+
 	while (done < max_records)
 	{
 		FcUndo	   *head;
@@ -209,7 +221,8 @@ fc_undo_reclaim(FcTable *tbl, GlobalVisState *vistest, int max_records)
 		 * the row: wait for it to be detached instead.
 		 */
 		if (!(flags & FC_UNDO_DETACHED) &&
-			(!GlobalVisTestIsRemovableXid(vistest, superseded_by) ||
+			((replaying ? TransactionIdIsInProgress(superseded_by) :
+			  !GlobalVisTestIsRemovableXid(vistest, superseded_by)) ||
 			 !TransactionIdDidCommit(superseded_by)))
 			break;
 

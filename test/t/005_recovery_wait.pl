@@ -247,5 +247,86 @@ $node->append_conf('postgresql.conf', q{
 pg_fastckpt.test_checkpoint_pause = 'none'
 });
 
+# Snapshots taken while recovery replays calls.  Each replayed call commits
+# as a transaction of its own, so a snapshot taken before the last of them
+# would read the tables half replayed once the gate opens: a REPEATABLE
+# READ transaction's, taken at its first statement before it waits at the
+# gate, or taken by a read of a heap table before it reads a fastckpt one
+# without waiting.  Both must fail as serialization failures; a READ
+# COMMITTED query that waited sees every call.  The waiters' snapshots
+# must not keep the old versions that replay's in-place updates leave
+# either: with the arena nearly full, recovery ran out of memory.
+my $ncalls = 2000;
+$node->safe_psql('postgres', q{
+CREATE TABLE acct (id int PRIMARY KEY, n int) USING fastckpt;
+INSERT INTO acct SELECT g, 0 FROM generate_series(1, 10) g;
+CREATE TABLE seen (id int);
+INSERT INTO seen VALUES (1);
+CREATE FUNCTION bump(k int) RETURNS void LANGUAGE sql
+  AS 'UPDATE acct SET n = n + 1 WHERE id = k % 10 + 1';
+SELECT fastckpt_register_procedure('bump(int)');
+SELECT fastckpt_checkpoint();
+});
+$node->safe_psql('postgres', join('', map { "SELECT bump($_);\n" } 1 .. $ncalls));
+is($node->safe_psql('postgres', q{SELECT sum(n) FROM acct}), $ncalls, "$ncalls calls");
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'rebuild'
+pg_fastckpt.test_checkpoint_pause_ms = 3000
+});
+$log_offset = -s $node->logfile;
+crash_postmaster($node);
+$node->start;
+$node->wait_for_log(qr/test pause at checkpoint point "rebuild"/, $log_offset);
+my %snap = (
+	'a REPEATABLE READ transaction that waited' => q{
+		BEGIN ISOLATION LEVEL REPEATABLE READ;
+		SELECT count(*) FROM seen;
+		SELECT 'sum=' || sum(n) FROM acct;
+		COMMIT},
+	'a REPEATABLE READ transaction that read only heap during recovery' => q{
+		BEGIN ISOLATION LEVEL REPEATABLE READ;
+		SELECT count(*) FROM seen;
+		DO $$BEGIN
+		  WHILE NOT (SELECT tables_open FROM fastckpt_stat_recovery) LOOP
+		    PERFORM pg_sleep(0.05);
+		  END LOOP;
+		END$$;
+		SELECT 'sum=' || sum(n) FROM acct;
+		COMMIT},
+	'a READ COMMITTED query that waited' => q{SELECT 'sum=' || sum(n) FROM acct});
+for my $what (sort keys %snap)
+{
+	my ($out, $err) = ('', '');
+	$run{$what} = {
+		out => \$out,
+		err => \$err,
+		h => IPC::Run::start(
+			[ 'psql', '-X', '-d', $node->connstr('postgres'),
+			  '-c', q{SET pg_fastckpt.recovery_wait_timeout = '60s'}, '-c', $snap{$what} ],
+			'>', \$out, '2>', \$err) };
+}
+$run{$_}{h}->finish for keys %snap;
+is($node->safe_psql('postgres', q{SELECT calls_replayed FROM fastckpt_stat_recovery}),
+	$ncalls, 'recovery replayed every call');
+for my $what (grep { /REPEATABLE READ/ } sort keys %snap)
+{
+	unlike(${ $run{$what}{out} }, qr/sum=/, "$what reads nothing half replayed")
+	  or diag(${ $run{$what}{out} });
+	like(${ $run{$what}{err} },
+		qr/could not serialize access to fastckpt table "acct": startup recovery restored it after this transaction's snapshot was taken/,
+		'... it fails as a serialization failure');
+}
+like(${ $run{'a READ COMMITTED query that waited'}{out} }, qr/sum=$ncalls\b/,
+	'a READ COMMITTED query that waited sees every replayed call');
+cmp_ok($node->safe_psql('postgres', q{SELECT undo_records FROM fastckpt_stat_tables WHERE relation = 'acct'::regclass}),
+	'<', $ncalls / 10, 'the waiters did not keep the old versions that replay left behind');
+is($node->safe_psql('postgres', q{
+	BEGIN ISOLATION LEVEL REPEATABLE READ;
+	SELECT sum(n) FROM acct;
+	COMMIT}), $ncalls, 'a REPEATABLE READ transaction begun after recovery sees every call');
+$node->append_conf('postgresql.conf', q{
+pg_fastckpt.test_checkpoint_pause = 'none'
+});
+
 $node->stop;
 done_testing();
