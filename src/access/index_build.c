@@ -22,7 +22,9 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
+#include "recovery/gate.h"
 #include "store/table_store.h"
 
 double
@@ -92,6 +94,9 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 			bool		alive = false;
 
 			CHECK_FOR_INTERRUPTS();
+			/* recovery's rebuild of a large table does not outlive the postmaster */
+			if (fc_in_recovery_worker && slotno % 4096 == 0)
+				fc_exit_if_orphaned();
 			LWLockAcquire(lock, LW_SHARED);
 			if ((hdr->flags & FC_SLOT_USED) && !fc_slot_dead_to_all(hdr, vistest) &&
 				fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))

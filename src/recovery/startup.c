@@ -926,6 +926,7 @@ fc_recovery_db_main(Datum arg)
 
 	while ((k = pg_atomic_fetch_add_u32(&shared->next_index, 1)) < (uint32) njobs)
 	{
+		fc_worker_check_interrupts();
 		if (fc_rebuild_index(&jobs[k]))
 			nindexes++;
 	}
