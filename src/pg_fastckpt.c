@@ -476,8 +476,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_fastckpt.recovery_wait_timeout",
-							"How long a query on a fastckpt table waits for startup recovery.",
-							"After this, the query fails with a \"recovery in progress\" error.",
+							"How long a statement using fastckpt tables waits for startup recovery.",
+							"In all, for the statement and what it runs; after this, it fails with a \"recovery in progress\" error.",
 							&fc_recovery_wait_timeout_ms,
 							60000, 0, INT_MAX,
 							PGC_USERSET,

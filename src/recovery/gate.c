@@ -209,18 +209,46 @@ typedef enum FcGateOutcome
 	FC_GATE_TIMED_OUT
 } FcGateOutcome;
 
-/* Sleep until the gate opens, recovery fails, or the wait times out. */
+/*
+ * A statement waits at the gate at most recovery_wait_timeout in all, not
+ * once for each statement it runs (CREATE EXTENSION's script, a DO block)
+ * nor for each of its waits: what it waited so far, since the client's
+ * message (or, in a background worker, the transaction) began.
+ */
+static TimestampTz fc_waited_stmt = 0;
+static LocalTransactionId fc_waited_lxid = InvalidLocalTransactionId;
+static long fc_waited_ms = 0;
+
+static long
+fc_gate_waited_so_far(void)
+{
+	TimestampTz stmt = GetCurrentStatementStartTimestamp();
+
+	if (stmt != fc_waited_stmt || MyProc->lxid != fc_waited_lxid)
+	{
+		fc_waited_stmt = stmt;
+		fc_waited_lxid = MyProc->lxid;
+		fc_waited_ms = 0;
+	}
+	return fc_waited_ms;
+}
+
+/*
+ * Sleep until the gate opens, recovery fails, or the statement's wait
+ * times out; *waited: the statement's wait in all.
+ */
 static FcGateOutcome
 fc_gate_await(long *waited)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	long		before = fc_gate_waited_so_far();
 	FcGateOutcome outcome = FC_GATE_OPENED;
 
-	*waited = 0;
+	*waited = before;
 	ConditionVariablePrepareToSleep(&fc_gate->cv);
 	while (pg_atomic_read_u32(&fc_gate->open) == 0)
 	{
-		*waited = TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+		*waited = before + TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
 		if (pg_atomic_read_u32(&fc_gate->failed) != 0)
 		{
 			outcome = FC_GATE_FAILED;
@@ -236,6 +264,7 @@ fc_gate_await(long *waited)
 									PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
+	fc_waited_ms = *waited;
 	return outcome;
 }
 

@@ -65,6 +65,22 @@ for my $how ('clean restart', 'crash')
 	unlike($err, qr/ERROR/, "$how: ... with no error");
 	my $took = time() - $t1;
 	ok($took < 2, "$how: ... and none waits (8 statements in " . sprintf('%.2f', $took) . ' s)');
+	# a statement waits the timeout once in all, not once for each
+	# statement it runs (an extension's script, a DO block) and again at
+	# its commit
+	my $t2 = time();
+	($ret, $out, $err) = $node->psql('postgres', q{
+		SET pg_fastckpt.recovery_wait_timeout = '500ms';
+		DO $$BEGIN
+		  FOR i IN 1..6 LOOP
+		    EXECUTE format('CREATE TABLE nested_%s (id int)', i);
+		  END LOOP;
+		END$$});
+	$took = time() - $t2;
+	like($err, qr/recovery in progress/,
+		"$how: DDL run by a DO block fails with the recovery-in-progress error");
+	ok($took >= 0.5 && $took < 1.5,
+		"$how: ... after waiting the timeout once (" . sprintf('%.2f', $took) . ' s), not once per statement');
 	is($node->safe_psql('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery'),
 		'f', "$how: the view says the tables are not open yet");
 
