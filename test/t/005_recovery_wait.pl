@@ -25,6 +25,20 @@ CREATE TABLE t (id int PRIMARY KEY, v int) USING fastckpt;
 INSERT INTO t SELECT g, g FROM generate_series(1, 1000) g;
 });
 
+# kill -9, and start with recovery pausing at test pause point $point
+sub crash_and_pause
+{
+	my ($point, $ms) = @_;
+	$node->append_conf('postgresql.conf', qq{
+pg_fastckpt.test_checkpoint_pause = '$point'
+pg_fastckpt.test_checkpoint_pause_ms = $ms
+});
+	my $offset = -s $node->logfile;
+	crash_postmaster($node);
+	$node->start;
+	$node->wait_for_log(qr/test pause at checkpoint point "$point"/, $offset);
+}
+
 for my $how ('clean restart', 'crash')
 {
 	if ($how eq 'crash')
@@ -208,14 +222,7 @@ CREATE TABLE ci_part PARTITION OF ci_parent FOR VALUES FROM (0) TO (100) USING f
 CREATE TABLE ci_heap (id int);
 CREATE FUNCTION ci_trigger() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
 });
-$node->append_conf('postgresql.conf', q{
-pg_fastckpt.test_checkpoint_pause = 'load'
-pg_fastckpt.test_checkpoint_pause_ms = 8000
-});
-$log_offset = -s $node->logfile;
-crash_postmaster($node);
-$node->start;
-$node->wait_for_log(qr/test pause at checkpoint point "load"/, $log_offset);
+crash_and_pause('load', 8000);
 my ($ret, $out, $err) = $node->psql('postgres',
 	q{SET pg_fastckpt.recovery_wait_timeout = '1s'; CREATE INDEX ci_v ON ci (v)});
 isnt($ret, 0, 'CREATE INDEX while recovery loads the table fails once its wait times out');
@@ -285,14 +292,7 @@ SELECT fastckpt_checkpoint();
 });
 $node->safe_psql('postgres', join('', map { "SELECT bump($_);\n" } 1 .. $ncalls));
 is($node->safe_psql('postgres', q{SELECT sum(n) FROM acct}), $ncalls, "$ncalls calls");
-$node->append_conf('postgresql.conf', q{
-pg_fastckpt.test_checkpoint_pause = 'rebuild'
-pg_fastckpt.test_checkpoint_pause_ms = 3000
-});
-$log_offset = -s $node->logfile;
-crash_postmaster($node);
-$node->start;
-$node->wait_for_log(qr/test pause at checkpoint point "rebuild"/, $log_offset);
+crash_and_pause('rebuild', 3000);
 my %snap = (
 	'a REPEATABLE READ transaction that waited' => q{
 		BEGIN ISOLATION LEVEL REPEATABLE READ;

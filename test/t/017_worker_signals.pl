@@ -178,18 +178,20 @@ sub exited
 	close $fh;
 	return $stat =~ /\)\s+[ZX]\s/;
 }
-my $kill_at = time();
-kill 'KILL', $node->{_pid};
-my $left_after;
-for (1 .. 3000)
+# kill -9 the postmaster: seconds until worker $pid exited (undef: not in 30 s)
+sub kill_postmaster_until_exited
 {
-	if (exited($replayer))
+	my ($pid) = @_;
+	my $kill_at = time();
+	kill 'KILL', $node->{_pid};
+	for (1 .. 3000)
 	{
-		$left_after = time() - $kill_at;
-		last;
+		return time() - $kill_at if exited($pid);
+		usleep(10_000);
 	}
-	usleep(10_000);
+	return undef;
 }
+my $left_after = kill_postmaster_until_exited($replayer);
 ok(defined $left_after && $left_after < 2,
 	'kill -9 of the postmaster while the calls replay: the worker left at once ('
 	  . ($left_after // 'not within 30') . " s), not after replaying the rest (the calls took ${calls_took} s)");
@@ -232,18 +234,7 @@ ok(crash_postmaster($node), 'kill -9 again');
 $node->start;
 my $rebuilder = restarted_worker(qr/pg_fastckpt recovery worker \d+ for database \d+/);
 ok(defined $rebuilder, 'an index rebuild worker runs at the next start');
-$kill_at = time();
-kill 'KILL', $node->{_pid};
-undef $left_after;
-for (1 .. 3000)
-{
-	if (exited($rebuilder))
-	{
-		$left_after = time() - $kill_at;
-		last;
-	}
-	usleep(10_000);
-}
+$left_after = kill_postmaster_until_exited($rebuilder);
 ok(defined $left_after && $left_after < $rebuild_took / 2,
 	'kill -9 of the postmaster while the indexes are rebuilt: the worker left at once ('
 	  . ($left_after // 'not within 30') . " s), not after the rebuild (which took ${rebuild_took} s)");
