@@ -10,13 +10,18 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "access/relation.h"
 #include "access/tableam.h"
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
+#include "commands/prepare.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "rewrite/rewriteHandler.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "port/atomics.h"
@@ -259,6 +264,8 @@ fc_gate_await(long *waited)
 			outcome = FC_GATE_TIMED_OUT;
 			break;
 		}
+		/* counted as it goes: a cancel may end the wait here */
+		fc_waited_ms = *waited;
 		ConditionVariableTimedSleep(&fc_gate->cv,
 									Min(1000, fc_recovery_wait_timeout_ms - *waited),
 									PG_WAIT_EXTENSION);
@@ -564,6 +571,9 @@ fc_gate_fail(const char *reason)
  * at the gate first.
  */
 static planner_hook_type prev_planner_hook = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+
+static void fc_gate_wait_before_snapshot(Node *stmt);
 
 static bool
 fc_rel_is_fastckpt(Oid relid)
@@ -591,9 +601,33 @@ fc_gate_walker(Node *node, void *context)
 
 		if (rte->rtekind == RTE_RELATION)
 		{
-			List	   *relids = rte->inh ?
-				find_all_inheritors(rte->relid, NoLock, NULL) : list_make1_oid(rte->relid);
+			List	   *relids;
 			ListCell   *lc;
+
+			/*
+			 * Before the rewriter (context: the views being looked into): what
+			 * a view reads.  Its body names the view itself too (OLD, NEW).
+			 */
+			if (context != NULL && rte->relkind == RELKIND_VIEW)
+			{
+				List	  **expanding = (List **) context;
+				Relation	view;
+				Query	   *body;
+
+				if (list_member_oid(*expanding, rte->relid))
+					return false;
+				/* the lock the rewriter takes; the body copied, as it copies it */
+				view = relation_open(rte->relid, AccessShareLock);
+				body = copyObject(get_view_query(view));
+				relation_close(view, NoLock);
+				*expanding = lappend_oid(*expanding, rte->relid);
+				(void) query_tree_walker(body, fc_gate_walker, context,
+										 QTW_EXAMINE_RTES_BEFORE);
+				*expanding = list_delete_last(*expanding);
+				return false;
+			}
+			relids = rte->inh ?
+				find_all_inheritors(rte->relid, NoLock, NULL) : list_make1_oid(rte->relid);
 
 			foreach(lc, relids)
 			{
@@ -632,11 +666,121 @@ fc_gate_planner(Query *parse, const char *query_string, int cursorOptions,
 	return standard_planner(parse, query_string, cursorOptions, boundParams);
 }
 
+/*
+ * Utility statements that take their snapshot before they plan (in
+ * PortalRunUtility), or never plan: EXECUTE, DECLARE CURSOR, EXPLAIN,
+ * CREATE TABLE AS, COPY ... TO, REFRESH MATERIALIZED VIEW.  Waiting in
+ * the planner would leave them a snapshot from before startup recovery
+ * finished, which fc_gate_check_snapshot refuses: wait at parse analysis
+ * instead, before that snapshot is taken, so that READ COMMITTED sees
+ * every replayed call as a plain query does.  Analysed queries are not
+ * rewritten yet, so the walker looks into views.
+ */
+static void
+fc_gate_wait_for_analysed(Query *query)
+{
+	List	   *expanding = NIL;
+
+	if (query != NULL && query->commandType == CMD_UTILITY)
+		fc_gate_wait_before_snapshot(query->utilityStmt);
+	else if (query != NULL)
+		(void) query_tree_walker(query, fc_gate_walker, &expanding,
+								 QTW_EXAMINE_RTES_BEFORE);
+}
+
+static void
+fc_gate_wait_before_snapshot(Node *stmt)
+{
+	switch (nodeTag(stmt))
+	{
+		case T_DeclareCursorStmt:
+			fc_gate_wait_for_analysed(castNode(Query, ((DeclareCursorStmt *) stmt)->query));
+			break;
+		case T_ExplainStmt:
+			fc_gate_wait_for_analysed(castNode(Query, ((ExplainStmt *) stmt)->query));
+			break;
+		case T_CreateTableAsStmt:
+			fc_gate_wait_for_analysed(castNode(Query, ((CreateTableAsStmt *) stmt)->query));
+			break;
+		case T_ExecuteStmt:
+			{
+				PreparedStatement *ps = FetchPreparedStatement(((ExecuteStmt *) stmt)->name, false);
+				ListCell   *lc;
+
+				/* rewritten already: no views left to look into */
+				if (ps != NULL)
+					foreach(lc, ps->plansource->query_list)
+						(void) query_tree_walker(lfirst_node(Query, lc), fc_gate_walker,
+												 NULL, QTW_EXAMINE_RTES_BEFORE);
+				break;
+			}
+		case T_CopyStmt:
+			{
+				CopyStmt   *copy = (CopyStmt *) stmt;
+				Oid			relid;
+
+				if (copy->is_from)
+					break;
+				/* a query is not analysed yet: wait as a strong statement does */
+				if (copy->query != NULL)
+				{
+					fc_gate_wait_quietly();
+					break;
+				}
+				relid = RangeVarGetRelid(copy->relation, NoLock, true);
+				if (OidIsValid(relid) && fc_rel_is_fastckpt(relid))
+					fc_gate_wait_for(psprintf("fastckpt table \"%s\"", copy->relation->relname));
+				break;
+			}
+		case T_RefreshMatViewStmt:
+			{
+				/*
+				 * No lock yet: REFRESH takes its strong one later, and one
+				 * taken now would be upgraded then (deadlocks).  The body is
+				 * copied before anything can rebuild the relcache entry.
+				 */
+				Oid			relid = RangeVarGetRelid(((RefreshMatViewStmt *) stmt)->relation,
+													NoLock, true);
+				Query	   *body = NULL;
+				List	   *expanding = NIL;
+
+				if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_MATVIEW)
+					break;
+				{
+					Relation	mv = relation_open(relid, NoLock);
+
+					for (int i = 0; mv->rd_rules != NULL && i < mv->rd_rules->numLocks; i++)
+						if (mv->rd_rules->rules[i]->event == CMD_SELECT)
+							body = copyObject(linitial_node(Query, mv->rd_rules->rules[i]->actions));
+					relation_close(mv, NoLock);
+				}
+				if (body != NULL)
+					(void) query_tree_walker(body, fc_gate_walker, &expanding,
+											 QTW_EXAMINE_RTES_BEFORE);
+				break;
+			}
+		default:
+			break;
+	}
+}
+
+static void
+fc_gate_post_parse(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze_hook)
+		prev_post_parse_analyze_hook(pstate, query, jstate);
+	if (unlikely(!fc_gate_is_open()) && !fc_in_recovery_worker &&
+		query->commandType == CMD_UTILITY && query->utilityStmt != NULL)
+		fc_gate_wait_before_snapshot(query->utilityStmt);
+}
+
 void
 fc_register_planner_gate(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = fc_gate_planner;
+	prev_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = fc_gate_post_parse;
 }
 
 /*

@@ -287,6 +287,8 @@ CREATE TABLE seen (id int);
 INSERT INTO seen VALUES (1);
 CREATE FUNCTION bump(k int) RETURNS void LANGUAGE sql
   AS 'UPDATE acct SET n = n + 1 WHERE id = k % 10 + 1';
+CREATE VIEW acct_v AS SELECT * FROM acct;
+CREATE MATERIALIZED VIEW acct_mv USING heap AS SELECT sum(n) AS s FROM acct;
 SELECT fastckpt_register_procedure('bump(int)');
 SELECT fastckpt_checkpoint();
 });
@@ -310,6 +312,25 @@ my %snap = (
 		SELECT 'sum=' || sum(n) FROM acct;
 		COMMIT},
 	'a READ COMMITTED query that waited' => q{SELECT 'sum=' || sum(n) FROM acct});
+# READ COMMITTED statements that take their snapshot before they plan, or
+# never plan: they wait at parse analysis instead, and see every call
+my $per_row = $ncalls / 10;
+my %rc = (
+	'EXECUTE' => [ q{PREPARE q AS SELECT 'sum=' || sum(n) FROM acct; EXECUTE q}, qr/sum=$ncalls\b/ ],
+	'DECLARE CURSOR over a view' => [
+		q{BEGIN; DECLARE c CURSOR FOR SELECT 'sum=' || sum(n) FROM acct_v; FETCH c; COMMIT},
+		qr/sum=$ncalls\b/ ],
+	'CREATE TABLE AS' => [
+		q{CREATE TEMP TABLE tmp_sum AS SELECT sum(n) AS s FROM acct; SELECT 'sum=' || s FROM tmp_sum},
+		qr/sum=$ncalls\b/ ],
+	'COPY ... TO' => [ q{COPY acct (n) TO STDOUT}, qr/\A(?:$per_row\n){10}\z/ ],
+	'COPY (query) TO' => [ q{COPY (SELECT 'sum=' || sum(n) FROM acct) TO STDOUT}, qr/sum=$ncalls\b/ ],
+	'REFRESH MATERIALIZED VIEW' => [
+		q{REFRESH MATERIALIZED VIEW acct_mv; SELECT 'sum=' || s FROM acct_mv}, qr/sum=$ncalls\b/ ],
+	'EXPLAIN ANALYZE' => [
+		q{EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT sum(n) FROM acct},
+		qr/actual rows=1 loops=1/ ]);
+$snap{"READ COMMITTED $_"} = $rc{$_}[0] for keys %rc;
 for my $what (sort keys %snap)
 {
 	my ($out, $err) = ('', '');
@@ -317,7 +338,7 @@ for my $what (sort keys %snap)
 		out => \$out,
 		err => \$err,
 		h => IPC::Run::start(
-			[ 'psql', '-X', '-d', $node->connstr('postgres'),
+			[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'),
 			  '-c', q{SET pg_fastckpt.recovery_wait_timeout = '60s'}, '-c', $snap{$what} ],
 			'>', \$out, '2>', \$err) };
 }
@@ -334,6 +355,12 @@ for my $what (grep { /REPEATABLE READ/ } sort keys %snap)
 }
 like(${ $run{'a READ COMMITTED query that waited'}{out} }, qr/sum=$ncalls\b/,
 	'a READ COMMITTED query that waited sees every replayed call');
+for my $what (sort keys %rc)
+{
+	(my $out = ${ $run{"READ COMMITTED $what"}{out} }) =~ s/\ASET\n//;
+	like($out, $rc{$what}[1], "READ COMMITTED $what issued during recovery sees every replayed call")
+	  or diag(${ $run{"READ COMMITTED $what"}{err} });
+}
 cmp_ok($node->safe_psql('postgres', q{SELECT undo_records FROM fastckpt_stat_tables WHERE relation = 'acct'::regclass}),
 	'<', $ncalls / 10, 'the waiters did not keep the old versions that replay left behind');
 is($node->safe_psql('postgres', q{
