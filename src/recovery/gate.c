@@ -14,17 +14,17 @@
 #include "access/tableam.h"
 #include "access/xlog.h"
 #include "catalog/index.h"
-#include "catalog/pg_class.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "commands/prepare.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
 #include "parser/analyze.h"
-#include "rewrite/rewriteHandler.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "port/atomics.h"
+#include "rewrite/rewriteHandler.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/lock.h"
@@ -741,19 +741,17 @@ fc_gate_wait_before_snapshot(Node *stmt)
 				 */
 				Oid			relid = RangeVarGetRelid(((RefreshMatViewStmt *) stmt)->relation,
 													NoLock, true);
+				Relation	mv;
 				Query	   *body = NULL;
 				List	   *expanding = NIL;
 
 				if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_MATVIEW)
 					break;
-				{
-					Relation	mv = relation_open(relid, NoLock);
-
-					for (int i = 0; mv->rd_rules != NULL && i < mv->rd_rules->numLocks; i++)
-						if (mv->rd_rules->rules[i]->event == CMD_SELECT)
-							body = copyObject(linitial_node(Query, mv->rd_rules->rules[i]->actions));
-					relation_close(mv, NoLock);
-				}
+				mv = relation_open(relid, NoLock);
+				for (int i = 0; mv->rd_rules != NULL && i < mv->rd_rules->numLocks; i++)
+					if (mv->rd_rules->rules[i]->event == CMD_SELECT)
+						body = copyObject(linitial_node(Query, mv->rd_rules->rules[i]->actions));
+				relation_close(mv, NoLock);
 				if (body != NULL)
 					(void) query_tree_walker(body, fc_gate_walker, &expanding,
 											 QTW_EXAMINE_RTES_BEFORE);
