@@ -27,6 +27,7 @@
 #include "rewrite/rewriteHandler.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
@@ -735,19 +736,21 @@ fc_gate_wait_before_snapshot(Node *stmt)
 		case T_RefreshMatViewStmt:
 			{
 				/*
-				 * No lock yet: REFRESH takes its strong one later, and one
-				 * taken now would be upgraded then (deadlocks).  The body is
-				 * copied before anything can rebuild the relcache entry.
+				 * The lock REFRESH takes anyway: a weaker one now would be
+				 * upgraded then (deadlocks between two of them).
 				 */
-				Oid			relid = RangeVarGetRelid(((RefreshMatViewStmt *) stmt)->relation,
-													NoLock, true);
+				RefreshMatViewStmt *refresh = (RefreshMatViewStmt *) stmt;
+				Oid			relid = RangeVarGetRelid(refresh->relation, NoLock, true);
 				Relation	mv;
 				Query	   *body = NULL;
 				List	   *expanding = NIL;
 
 				if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_MATVIEW)
 					break;
-				mv = relation_open(relid, NoLock);
+				LockRelationOid(relid, refresh->concurrent ? ExclusiveLock : AccessExclusiveLock);
+				mv = try_relation_open(relid, NoLock);
+				if (mv == NULL)
+					break;		/* dropped meanwhile: REFRESH says so */
 				for (int i = 0; mv->rd_rules != NULL && i < mv->rd_rules->numLocks; i++)
 					if (mv->rd_rules->rules[i]->event == CMD_SELECT)
 						body = copyObject(linitial_node(Query, mv->rd_rules->rules[i]->actions));
