@@ -176,18 +176,21 @@ my %stmt = (
 	'DROP TABLE' => 'DROP TABLE doomed',
 	'LOCK TABLE, then a read' =>
 	  'BEGIN; LOCK TABLE locked IN ACCESS EXCLUSIVE MODE; SELECT count(*) FROM locked; COMMIT');
-my %run;
-for my $what (sort keys %stmt)
+# a psql session running $sql in the background: { h, out, err }
+sub start_session
 {
+	my ($sql, $timeout, @opts) = @_;
 	my ($out, $err) = ('', '');
-	$run{$what} = {
+	return {
 		out => \$out,
 		err => \$err,
 		h => IPC::Run::start(
-			[ 'psql', '-X', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
-			  '-c', q{SET pg_fastckpt.recovery_wait_timeout = '30s'}, '-c', $stmt{$what} ],
+			[ 'psql', '-X', @opts, '-d', $node->connstr('postgres'),
+			  '-c', "SET pg_fastckpt.recovery_wait_timeout = '$timeout'", '-c', $sql ],
 			'>', \$out, '2>', \$err) };
 }
+my %run;
+$run{$_} = start_session($stmt{$_}, '30s', '-v', 'ON_ERROR_STOP=1') for sort keys %stmt;
 $t0 = time();
 for my $what (sort keys %stmt)
 {
@@ -331,17 +334,7 @@ my %rc = (
 		q{EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT sum(n) FROM acct},
 		qr/actual rows=1 loops=1/ ]);
 $snap{"READ COMMITTED $_"} = $rc{$_}[0] for keys %rc;
-for my $what (sort keys %snap)
-{
-	my ($out, $err) = ('', '');
-	$run{$what} = {
-		out => \$out,
-		err => \$err,
-		h => IPC::Run::start(
-			[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'),
-			  '-c', q{SET pg_fastckpt.recovery_wait_timeout = '60s'}, '-c', $snap{$what} ],
-			'>', \$out, '2>', \$err) };
-}
+$run{$_} = start_session($snap{$_}, '60s', '-At') for sort keys %snap;
 $run{$_}{h}->finish for keys %snap;
 is($node->safe_psql('postgres', q{SELECT calls_replayed FROM fastckpt_stat_recovery}),
 	$ncalls, 'recovery replayed every call');

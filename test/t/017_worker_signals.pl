@@ -197,8 +197,7 @@ ok(defined $left_after && $left_after < 2,
 	  . ($left_after // 'not within 30') . " s), not after replaying the rest (the calls took ${calls_took} s)");
 ok(crash_postmaster($node), '... and nothing is attached to the shared memory');
 $node->start;
-$node->poll_query_until('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery')
-  or diag('tables did not open');
+wait_for_tables_open($node);
 is($node->safe_psql('postgres', 'SELECT n FROM c') . '|' .
 	$node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery'),
 	"$calls|$calls", 'the next start replays every call');
@@ -227,8 +226,7 @@ $node->append_conf('postgresql.conf',
 	"pg_fastckpt.recovery_workers = 1\nmax_parallel_maintenance_workers = 0\n");
 ok(crash_postmaster($node), 'kill -9 with nine indexes to rebuild');
 $node->start;
-$node->poll_query_until('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery')
-  or diag('tables did not open');
+wait_for_tables_open($node);
 my $rebuild_took = $node->safe_psql('postgres', 'SELECT index_rebuild_seconds FROM fastckpt_stat_recovery');
 ok(crash_postmaster($node), 'kill -9 again');
 $node->start;
@@ -240,8 +238,7 @@ ok(defined $left_after && $left_after < $rebuild_took / 2,
 	  . ($left_after // 'not within 30') . " s), not after the rebuild (which took ${rebuild_took} s)");
 ok(crash_postmaster($node), '... and nothing is attached to the shared memory');
 $node->start;
-$node->poll_query_until('postgres', 'SELECT tables_open FROM fastckpt_stat_recovery')
-  or diag('tables did not open');
+wait_for_tables_open($node);
 is($node->safe_psql('postgres', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
 	SELECT count(*) FROM ix WHERE c > '' AND id > 0}),
 	'300000', 'the next start rebuilds the indexes whole');
