@@ -67,10 +67,6 @@ REINDEX TABLE er;
 CREATE INDEX er_brin ON er USING brin (id);
 SELECT count(*) FROM pg_index WHERE indrelid = 'er'::regclass;
 
--- TABLESAMPLE
-SELECT count(*) FROM er TABLESAMPLE SYSTEM (50);
-SELECT count(*) FROM er TABLESAMPLE BERNOULLI (50) REPEATABLE (1);
-
 -- materialized views cannot use fastckpt
 CREATE MATERIALIZED VIEW er_mv USING fastckpt AS SELECT * FROM er;
 SET default_table_access_method = fastckpt;

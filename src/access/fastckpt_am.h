@@ -84,9 +84,10 @@ typedef struct FcScanDesc
 	/* bitmap scans */
 	struct TBMIterateResult *tbmres;
 	int			tbm_index;
-	uint64		tbm_block_start;
+	uint64		tbm_block_start;	/* and sample scans': the block's first slot */
 	/* analyze / sample */
 	BlockNumber cur_block;
+	BlockNumber sample_nblocks;	/* sample scans: blocks when the scan began */
 	bool		parallel_block_valid;
 	struct ParallelBlockTableScanWorkerData *pwork;	/* parallel scans */
 	TupleTableSlot *buf_slot;	/* the slot rows are returned into */

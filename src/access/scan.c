@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * scan.c
- *	  Sequential, TID-range, parallel, bitmap and ANALYZE scans.
+ *	  Sequential, TID-range, parallel, bitmap, TABLESAMPLE and ANALYZE scans.
  *
  * A scan walks slot numbers; virtual block b covers slots
  * [b * FC_SLOTS_PER_BLOCK, (b + 1) * FC_SLOTS_PER_BLOCK), which is what
@@ -18,6 +18,7 @@
 #include "access/relscan.h"
 #include "access/xact.h"
 #include "access/tableam.h"
+#include "access/tsmapi.h"
 #include "catalog/index.h"
 #include "executor/tuptable.h"
 #include "nodes/tidbitmap.h"
@@ -133,13 +134,14 @@ fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	 */
 	if (unlikely(fc_read_set_active) && snapshot && IsMVCCSnapshot(snapshot))
 		fc_read_note_table(scan->tbl);
-	if ((flags & SO_TYPE_SEQSCAN) && snapshot != NULL)
+	if ((flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN)) && snapshot != NULL)
 		PredicateLockRelation(rel, snapshot);
 	pg_read_barrier();
 
 	scan->next_slot = 0;
 	scan->end_slot = fc_table_nslots(scan->tbl);
 	scan->cur_block = InvalidBlockNumber;
+	scan->sample_nblocks = fc_table_nblocks(scan->tbl);
 	scan->parallel_block_valid = false;
 	if (pscan != NULL)
 		scan->next_slot = scan->end_slot = 0;	/* blocks come from pscan */
@@ -168,6 +170,8 @@ fc_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 	scan->tbl = fc_table_for_rel(sscan->rs_rd);
 	scan->next_slot = 0;
 	scan->end_slot = fc_table_nslots(scan->tbl);
+	scan->cur_block = InvalidBlockNumber;
+	scan->sample_nblocks = fc_table_nblocks(scan->tbl);
 	scan->parallel_block_valid = false;
 	scan->started = false;
 	if (sscan->rs_parallel != NULL)
@@ -366,22 +370,65 @@ fc_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
 
 /* ---- TABLESAMPLE ---- */
 
+/*
+ * Sampling methods work on blocks and line pointers; a virtual block's
+ * line pointers are its slots.  As on heap, a method without its own block
+ * order gets every block in turn, and the table's size is the one the scan
+ * began with, so REPEATABLE samples the same rows of an unchanged table.
+ */
 bool
 fc_scan_sample_next_block(TableScanDesc sscan, struct SampleScanState *scanstate)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("TABLESAMPLE is not supported for fastckpt table \"%s\"",
-					RelationGetRelationName(sscan->rs_rd)),
-			 errdetail("Sampling methods pick table blocks, which fastckpt tables do not have."),
-			 errhint("Sample with WHERE random() < fraction, or ORDER BY random() LIMIT n.")));
-	return false;
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber blockno;
+
+	if (scan->sample_nblocks == 0)
+		return false;
+	if (tsm->NextSampleBlock)
+		blockno = tsm->NextSampleBlock(scanstate, scan->sample_nblocks);
+	else if (scan->cur_block == InvalidBlockNumber)
+		blockno = 0;
+	else if (scan->cur_block + 1 < scan->sample_nblocks)
+		blockno = scan->cur_block + 1;
+	else
+		blockno = InvalidBlockNumber;
+
+	scan->cur_block = blockno;
+	if (!BlockNumberIsValid(blockno))
+		return false;
+	scan->tbm_block_start = (uint64) blockno * FC_SLOTS_PER_BLOCK;
+	return true;
 }
 
 bool
 fc_scan_sample_next_tuple(TableScanDesc sscan, struct SampleScanState *scanstate,
 						  TupleTableSlot *slot)
 {
+	FcScanDesc *scan = (FcScanDesc *) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	uint64		nslots = fc_table_nslots(scan->tbl);
+	OffsetNumber maxoffset;
+
+	fc_forget_probed_row();
+	/* the slots of this block the table has now (it never shrinks) */
+	maxoffset = (OffsetNumber) Min((uint64) FC_SLOTS_PER_BLOCK,
+								   nslots - Min(nslots, scan->tbm_block_start));
+	for (;;)
+	{
+		OffsetNumber offset;
+
+		CHECK_FOR_INTERRUPTS();
+		offset = tsm->NextSampleTuple(scanstate, scan->cur_block, maxoffset);
+		if (!OffsetNumberIsValid(offset))
+			break;
+		if (fc_scan_fetch(scan, scan->tbm_block_start + offset - 1, slot))
+		{
+			pgstat_count_heap_getnext(sscan->rs_rd);
+			return true;
+		}
+	}
+	ExecClearTuple(slot);
 	return false;
 }
 
