@@ -93,7 +93,7 @@ TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
 	analyze_vacuum errors stats memory_formula bytes_per_char procedures call_inputs \
 	call_hidden_reads \
-	row_versions tablesample
+	row_versions tablesample brin
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \

@@ -63,10 +63,6 @@ CREATE INDEX er_v ON er (v);
 REINDEX INDEX er_v;
 REINDEX TABLE er;
 
--- BRIN indexes
-CREATE INDEX er_brin ON er USING brin (id);
-SELECT count(*) FROM pg_index WHERE indrelid = 'er'::regclass;
-
 -- materialized views cannot use fastckpt
 CREATE MATERIALIZED VIEW er_mv USING fastckpt AS SELECT * FROM er;
 SET default_table_access_method = fastckpt;

@@ -728,10 +728,6 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 					fc_refuse("CREATE INDEX CONCURRENTLY", stmt->relation->relname,
 							  "A concurrent build needs a validation pass over the table that the fastckpt access method does not implement.",
 							  "Use CREATE INDEX without CONCURRENTLY.");
-				if (stmt->accessMethod && strcmp(stmt->accessMethod, "brin") == 0)
-					fc_refuse("a BRIN index", stmt->relation->relname,
-							  "BRIN summarizes ranges of table blocks; fastckpt rows live in reusable shared-memory slots, so block summaries would go stale.",
-							  "Use a B-tree, hash, GiST, GIN or SP-GiST index.");
 				break;
 			}
 		case T_ReindexStmt:

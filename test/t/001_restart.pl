@@ -2,7 +2,8 @@
 # the crash-restart cycle after a backend is killed, every committed row of
 # every fastckpt table comes back from the log -- inserts, in-place and
 # moving updates, deletes, TRUNCATE, DROP, table rewrites -- rolled-back
-# work does not, and the rebuilt indexes find exactly the rows.  A table
+# work does not, and the rebuilt indexes (B-tree, hash, BRIN) find exactly
+# the rows.  A table
 # whose slots were sized with pg_fastckpt.bytes_per_char keeps that size.
 # Serial and identity sequences of fastckpt tables are logged, so a crash
 # does not make them hand out values the recovered rows hold, also when
@@ -23,6 +24,7 @@ $node->safe_psql('postgres', q{
 CREATE TABLE kv (id int PRIMARY KEY, v text, n int) USING fastckpt;
 CREATE INDEX kv_v ON kv USING hash (v);
 CREATE INDEX kv_n ON kv (n);
+CREATE INDEX kv_v_brin ON kv USING brin (v) WITH (pages_per_range = 1);
 CREATE TABLE trunc (id int PRIMARY KEY) USING fastckpt;
 CREATE TABLE gone (id int) USING fastckpt;
 CREATE TABLE rewritten (id int PRIMARY KEY, x int) USING fastckpt;
@@ -114,6 +116,13 @@ sub check_after_restart
 		SET enable_indexscan = off; SET enable_bitmapscan = off;
 		SELECT count(*) FROM kv WHERE n >= 100}),
 		"$how: index on a moved column agrees with a seqscan");
+	# no other index serves a range of v: the rebuilt BRIN index must
+	my $v_range = q{SELECT count(*) || '/' || coalesce(sum(id), 0) FROM kv WHERE v BETWEEN 'v2' AND 'v4'};
+	like($node->safe_psql('postgres', "SET enable_seqscan = off; EXPLAIN $v_range"),
+		qr/Bitmap Index Scan on kv_v_brin/, "$how: the BRIN index serves ranges of v");
+	is($node->safe_psql('postgres', "SET enable_seqscan = off; $v_range"),
+		$node->safe_psql('postgres', "SET enable_bitmapscan = off; $v_range"),
+		"$how: the rebuilt BRIN index finds every row a seqscan finds");
 	is($node->safe_psql('postgres', q{SELECT count(*) FROM kv WHERE v = 'rolled back'}),
 		'0', "$how: rolled-back insert stayed out");
 	is($node->safe_psql('postgres', q{SELECT tables_open FROM fastckpt_stat_recovery}),
