@@ -93,12 +93,13 @@ TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
 	analyze_vacuum errors stats memory_formula bytes_per_char procedures call_inputs \
 	call_hidden_reads \
-	row_versions tablesample brin
+	row_versions tablesample brin concurrent_index
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
 	unique_insert call_read_conflict call_catalog_change partition_move \
-	serializable trigger_recheck lock_upgrade foreign_keys rr_committed_update
+	serializable trigger_recheck lock_upgrade foreign_keys rr_committed_update \
+	concurrent_index
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * index_build.c
- *	  Feeding CREATE INDEX / REINDEX from a fastckpt table.
+ *	  Feeding CREATE INDEX / REINDEX from a fastckpt table, and checking
+ *	  a concurrent build's index against it.
  *
  * Every slot has exactly one entry per index, built from its latest
  * settled version: in-place updates never change indexed columns, so all
@@ -9,18 +10,22 @@
  * that was updated in place while older versions are still needed.  For
  * that case the build reports a "broken HOT chain", and PostgreSQL keeps
  * the index away from transactions whose snapshots are older than the build
- * (pg_index.indcheckxmin), as it does for heap.
+ * (pg_index.indcheckxmin), as it does for heap.  A concurrent build
+ * (CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY) indexes what its
+ * snapshot sees instead, and its validation pass adds what that missed.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
 
 #include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
@@ -45,6 +50,8 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 	bool		isnull[INDEX_MAX_KEYS];
 	double		reltuples = 0;
 	FcScanDesc *pscan = (FcScanDesc *) scan;
+	Snapshot	snapshot = NULL;
+	bool		own_snapshot = false;
 	uint64		next,
 				end;
 
@@ -60,6 +67,23 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 	slot = table_slot_create(table_rel, NULL);
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+
+	/*
+	 * A concurrent build runs beside writers: index what an MVCC snapshot
+	 * sees, as heap does, and leave the rest to the validation pass.  Latest
+	 * versions would count a row twice in a unique check when its mover
+	 * commits between the reads of its old and its new slot.
+	 */
+	if (index_info->ii_Concurrent && !anyvisible)
+	{
+		if (scan != NULL)
+			snapshot = scan->rs_snapshot;
+		else
+		{
+			snapshot = RegisterSnapshot(GetTransactionSnapshot());
+			own_snapshot = true;
+		}
+	}
 
 	if (pscan != NULL && scan->rs_parallel != NULL)
 		next = end = 0;			/* ranges come from the parallel scan */
@@ -98,8 +122,15 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 			if (fc_in_recovery_worker && slotno % 4096 == 0)
 				fc_exit_if_orphaned();
 			LWLockAcquire(lock, LW_SHARED);
-			if ((hdr->flags & FC_SLOT_USED) && !fc_slot_dead_to_all(hdr, vistest) &&
-				fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
+			if (snapshot != NULL)
+			{
+				index_it = alive =
+					fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v);
+				if (index_it)
+					fc_store_version(slot, table_rel, slotno, &v);
+			}
+			else if ((hdr->flags & FC_SLOT_USED) && !fc_slot_dead_to_all(hdr, vistest) &&
+					 fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
 			{
 				index_it = true;
 				/*
@@ -129,6 +160,8 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 	/* like heap, the build owns a scan it was handed (parallel builds) */
 	if (scan != NULL)
 		table_endscan(scan);
+	if (own_snapshot)
+		UnregisterSnapshot(snapshot);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	index_info->ii_ExpressionsState = NIL;
@@ -136,14 +169,75 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 	return reltuples;
 }
 
+/*
+ * CREATE INDEX CONCURRENTLY and REINDEX CONCURRENTLY, second pass: index
+ * every row the reference snapshot sees that the first pass (a build from
+ * latest versions, while writers that had not seen the index yet were
+ * waited for) left out.  The index's TIDs come sorted, and a serial scan
+ * returns slots in TID order, so the two merge.  No row needs an entry
+ * under another TID: an update that changes an indexed column moves the
+ * row to a new slot, and every writer since the index's catalog entry
+ * knows of it (PostgreSQL waited for the others before the first pass).
+ */
 void
 fc_index_validate_scan(Relation table_rel, Relation index_rel,
 					   IndexInfo *index_info, Snapshot snapshot,
 					   ValidateIndexState *state)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("CREATE INDEX CONCURRENTLY is not supported for fastckpt table \"%s\"",
-					RelationGetRelationName(table_rel)),
-			 errhint("Use CREATE INDEX without CONCURRENTLY.")));
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	ExprState  *predicate;
+	TableScanDesc scan;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	ItemPointerData indexed;
+	bool		index_done = false;
+	bool		have_indexed = false;
+
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
+	scan = table_beginscan_strat(table_rel, snapshot, 0, NULL, true, false);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		state->htups += 1;
+
+		/* skip the index's TIDs below this row's */
+		while (!index_done &&
+			   (!have_indexed || ItemPointerCompare(&indexed, &slot->tts_tid) < 0))
+		{
+			Datum		tid_datum;
+			bool		tid_isnull;
+
+			index_done = !tuplesort_getdatum(state->tuplesort, true,
+											 &tid_datum, &tid_isnull, NULL);
+			if (!index_done)
+			{
+				itemptr_decode(&indexed, DatumGetInt64(tid_datum));
+				have_indexed = true;
+#ifndef USE_FLOAT8_BYVAL
+				pfree(DatumGetPointer(tid_datum));
+#endif
+			}
+		}
+		if (!index_done && ItemPointerEquals(&indexed, &slot->tts_tid))
+			continue;
+
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(index_info, slot, estate, values, isnull);
+		index_insert(index_rel, values, isnull, &slot->tts_tid, table_rel,
+					 index_info->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+					 false, index_info);
+		state->tups_inserted += 1;
+	}
+
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	index_info->ii_ExpressionsState = NIL;
+	index_info->ii_PredicateState = NULL;
 }

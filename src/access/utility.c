@@ -90,70 +90,6 @@ fc_relid_is_fastckpt(Oid relid)
 	return result;
 }
 
-/* The relation if it is a fastckpt table, else its first fastckpt partition (below it), or InvalidOid. */
-static Oid
-fc_first_fastckpt_under(Oid relid)
-{
-	List	   *rels;
-	ListCell   *lc;
-	Oid			found = InvalidOid;
-
-	if (!OidIsValid(relid) || fc_relid_is_fastckpt(relid))
-		return relid;
-	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
-		return InvalidOid;
-	rels = find_all_inheritors(relid, NoLock, NULL);
-	foreach(lc, rels)
-		if (fc_relid_is_fastckpt(lfirst_oid(lc)))
-		{
-			found = lfirst_oid(lc);
-			break;
-		}
-	list_free(rels);
-	return found;
-}
-
-/* A fastckpt table in the schema, or in the database (InvalidOid), or InvalidOid. */
-static Oid
-fc_first_fastckpt_in(Oid nspid)
-{
-	Oid			amoid = get_table_am_oid(FASTCKPT_AM_NAME, true);
-	Relation	pg_class;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			found = InvalidOid;
-
-	if (!OidIsValid(amoid))
-		return InvalidOid;
-	pg_class = table_open(RelationRelationId, AccessShareLock);
-	scan = systable_beginscan(pg_class, InvalidOid, false, NULL, 0, NULL);
-	while ((tup = systable_getnext(scan)) != NULL)
-	{
-		Form_pg_class form = (Form_pg_class) GETSTRUCT(tup);
-
-		if (form->relam == amoid && form->relpersistence != RELPERSISTENCE_TEMP &&
-			(!OidIsValid(nspid) || form->relnamespace == nspid))
-		{
-			found = form->oid;
-			break;
-		}
-	}
-	systable_endscan(scan);
-	table_close(pg_class, AccessShareLock);
-	return found;
-}
-
-static void
-fc_refuse(const char *what, const char *relname, const char *detail,
-		  const char *hint)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("%s is not supported for fastckpt table \"%s\"", what, relname),
-			 errdetail("%s", detail),
-			 errhint("%s", hint)));
-}
-
 static void
 fc_check_alter_table(AlterTableStmt *stmt, bool *add_unlogged, bool *set_logged)
 {
@@ -715,61 +651,6 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 					((AlterTableStmt *) parsetree)->cmds =
 						lappend(((AlterTableStmt *) parsetree)->cmds, cmd);
 				}
-				break;
-			}
-		case T_IndexStmt:
-			{
-				IndexStmt  *stmt = (IndexStmt *) parsetree;
-				Oid			relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-
-				if (!fc_relid_is_fastckpt(relid))
-					break;
-				if (stmt->concurrent)
-					fc_refuse("CREATE INDEX CONCURRENTLY", stmt->relation->relname,
-							  "A concurrent build needs a validation pass over the table that the fastckpt access method does not implement.",
-							  "Use CREATE INDEX without CONCURRENTLY.");
-				break;
-			}
-		case T_ReindexStmt:
-			{
-				ReindexStmt *stmt = (ReindexStmt *) parsetree;
-				ListCell   *lc;
-				bool		concurrently = false;
-				Oid			relid;
-
-				foreach(lc, stmt->params)
-				{
-					DefElem    *opt = (DefElem *) lfirst(lc);
-
-					if (strcmp(opt->defname, "concurrently") == 0)
-						concurrently = defGetBoolean(opt);
-				}
-				if (!concurrently)
-					break;
-				if (stmt->relation != NULL)
-				{
-					relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-					if (OidIsValid(relid) && stmt->kind == REINDEX_OBJECT_INDEX)
-						relid = IndexGetRelation(relid, true);
-					/* a partitioned table: its partitions */
-					relid = fc_first_fastckpt_under(relid);
-				}
-				else if (stmt->kind == REINDEX_OBJECT_SCHEMA)
-					relid = fc_first_fastckpt_in(get_namespace_oid(stmt->name, true));
-				else if (stmt->kind == REINDEX_OBJECT_DATABASE)
-					relid = fc_first_fastckpt_in(InvalidOid);
-				else
-					break;		/* SYSTEM: catalogs only */
-
-				/*
-				 * Refused before PostgreSQL starts: it commits each new index
-				 * before the table's access method gets to build it, and a
-				 * refusal then would leave the invalid index behind.
-				 */
-				if (OidIsValid(relid))
-					fc_refuse("REINDEX CONCURRENTLY", get_rel_name(relid),
-							  "A concurrent build needs a validation pass over the table that the fastckpt access method does not implement.",
-							  "Use REINDEX without CONCURRENTLY (for a schema or database, reindex the other tables concurrently one by one).");
 				break;
 			}
 		default:

@@ -783,6 +783,30 @@ fc_qualified_name(Relation rel, char *buf, size_t len)
 	snprintf(buf, len, "%s.%s", nsp ? nsp : "?", RelationGetRelationName(rel));
 }
 
+/*
+ * An index that is not valid (a CREATE INDEX CONCURRENTLY or REINDEX
+ * CONCURRENTLY that failed or was cut short) answers no query and may not
+ * hold what its constraint asks: a concurrent unique build fails on rows
+ * that break it, and leaves the index behind.  Rebuild it whole, but
+ * without the checks, so that it cannot keep the tables closed.  Whether
+ * writers then insert into it (and check their rows against it) is, as on
+ * heap, up to whether PostgreSQL had marked it ready.
+ */
+static IndexInfo *
+fc_rebuild_index_info(Relation ind)
+{
+	IndexInfo  *info = BuildIndexInfo(ind);
+
+	if (!ind->rd_index->indisvalid)
+	{
+		info->ii_Unique = false;
+		info->ii_ExclusionOps = NULL;
+		info->ii_ExclusionProcs = NULL;
+		info->ii_ExclusionStrats = NULL;
+	}
+	return info;
+}
+
 static bool
 fc_rebuild_index(const FcIndexJob *job)
 {
@@ -818,7 +842,7 @@ fc_rebuild_index(const FcIndexJob *job)
 			 */
 			if (parallel)
 				(void) GetCurrentTransactionId();
-			index_build(rel, ind, BuildIndexInfo(ind), true, parallel);
+			index_build(rel, ind, fc_rebuild_index_info(ind), true, parallel);
 			error_context_stack = errcb.previous;
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);

@@ -337,6 +337,57 @@ is($back_ret, 0, 'after SET ACCESS METHOD heap, SET LOGGED and a crash, an inser
 cmp_ok((split / /, $back_out // '0 0')[0], '>', 16, '... its serial value is past the committed rows\'');
 cmp_ok((split / /, $back_out // '0 0')[1], '>', 16, '... and so is its identity value');
 
+# Indexes built concurrently.  A valid one is rebuilt like any other.  A
+# unique build that met duplicates, and one still waiting for a writer
+# when the server is killed, leave invalid indexes behind, as on heap:
+# recovery rebuilds those without their checks, so that neither keeps the
+# tables closed.
+$node->safe_psql('postgres', q{
+CREATE TABLE conc (id int PRIMARY KEY, k int) USING fastckpt;
+INSERT INTO conc SELECT g, g % 50 FROM generate_series(1, 2000) g;
+CREATE INDEX CONCURRENTLY conc_k ON conc (k);
+});
+my ($conc_ret, $conc_out, $conc_err) = $node->psql('postgres',
+	'CREATE UNIQUE INDEX CONCURRENTLY conc_k_unique ON conc (k)');
+like($conc_err, qr/could not create unique index "conc_k_unique"/,
+	'a concurrent unique build over duplicate keys fails');
+my $conc_writer = $node->background_psql('postgres');
+$conc_writer->query_safe('BEGIN');
+$conc_writer->query_safe('INSERT INTO conc VALUES (5001, 7)');
+my $conc_builder = $node->background_psql('postgres', on_error_stop => 0);
+$conc_builder->query_until(qr/building/, q{\echo building
+CREATE UNIQUE INDEX CONCURRENTLY conc_id_k ON conc (id, k);
+});
+$node->poll_query_until('postgres', q{
+SELECT count(*) > 0 FROM pg_stat_activity
+ WHERE query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY conc_id_k%' AND wait_event_type = 'Lock'})
+  or die 'the concurrent build did not wait for the writer';
+crash_postmaster($node);
+# the builder's psql has ended with its connection
+eval { $_->quit } for ($conc_writer, $conc_builder);
+$node->start;
+wait_for_tables_open($node);
+is( $node->safe_psql('postgres', q{
+SELECT string_agg(indexrelid::regclass || '=' || indisvalid, ' ' ORDER BY indexrelid::regclass::text)
+  FROM pg_index WHERE indrelid = 'conc'::regclass}),
+	'conc_id_k=false conc_k=true conc_k_unique=false conc_pkey=true',
+	'after a kill -9, the tables open beside two invalid indexes left by concurrent builds');
+is( $node->safe_psql('postgres', q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*) || '/' || sum(id) FROM conc WHERE k = 7}),
+	$node->safe_psql('postgres', q{
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) || '/' || sum(id) FROM conc WHERE k = 7}),
+	'the concurrently built index finds every row after the crash');
+$node->safe_psql('postgres', q{
+DROP INDEX CONCURRENTLY conc_id_k;
+DROP INDEX CONCURRENTLY conc_k_unique;
+CREATE UNIQUE INDEX CONCURRENTLY conc_id_k ON conc (id, k);
+});
+is($node->safe_psql('postgres',
+	q{SELECT bool_and(indisvalid) FROM pg_index WHERE indrelid = 'conc'::regclass}),
+	't', 'the invalid indexes drop, and the build succeeds once the writer is gone');
+
 ok($node->log_contains('pg_fastckpt: startup recovery finished'),
 	'recovery logged its end');
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
