@@ -14,7 +14,6 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -22,7 +21,6 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/dependency.h"
-#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
