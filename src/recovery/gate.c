@@ -18,9 +18,11 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "commands/prepare.h"
+#include "commands/tablecmds.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
 #include "parser/analyze.h"
+#include "tcop/tcopprot.h"
 #include "pgstat.h"
 #include "postmaster/interrupt.h"
 #include "port/atomics.h"
@@ -37,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -265,11 +268,20 @@ fc_gate_await(long *waited)
 			outcome = FC_GATE_TIMED_OUT;
 			break;
 		}
-		/* counted as it goes: a cancel may end the wait here */
+		/* counted as it goes: a cancel may end the wait here, mid-sleep */
 		fc_waited_ms = *waited;
-		ConditionVariableTimedSleep(&fc_gate->cv,
-									Min(1000, fc_recovery_wait_timeout_ms - *waited),
-									PG_WAIT_EXTENSION);
+		PG_TRY();
+		{
+			ConditionVariableTimedSleep(&fc_gate->cv,
+										Min(1000, fc_recovery_wait_timeout_ms - *waited),
+										PG_WAIT_EXTENSION);
+		}
+		PG_CATCH();
+		{
+			fc_waited_ms = before + TimestampDifferenceMilliseconds(start, GetCurrentTimestamp());
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 	}
 	ConditionVariableCancelSleep();
 	fc_waited_ms = *waited;
@@ -574,7 +586,7 @@ fc_gate_fail(const char *reason)
 static planner_hook_type prev_planner_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 
-static void fc_gate_wait_before_snapshot(Node *stmt);
+static void fc_gate_wait_before_snapshot(Node *stmt, ParseState *pstate);
 
 static bool
 fc_rel_is_fastckpt(Oid relid)
@@ -675,44 +687,60 @@ fc_gate_planner(Query *parse, const char *query_string, int cursorOptions,
  * finished, which fc_gate_check_snapshot refuses: wait at parse analysis
  * instead, before that snapshot is taken, so that READ COMMITTED sees
  * every replayed call as a plain query does.  Analysed queries are not
- * rewritten yet, so the walker looks into views.
+ * rewritten yet: a copy is rewritten as the statement will be, for views,
+ * rule actions and row-level security policies may read fastckpt tables
+ * the query does not name.
  */
 static void
-fc_gate_wait_for_analysed(Query *query)
+fc_gate_wait_for_rewritten(List *queries)
 {
-	List	   *expanding = NIL;
+	ListCell   *lc;
 
-	if (query != NULL && query->commandType == CMD_UTILITY)
-		fc_gate_wait_before_snapshot(query->utilityStmt);
-	else if (query != NULL)
-		(void) query_tree_walker(query, fc_gate_walker, &expanding,
+	foreach(lc, queries)
+		(void) query_tree_walker(lfirst_node(Query, lc), fc_gate_walker, NULL,
 								 QTW_EXAMINE_RTES_BEFORE);
 }
 
 static void
-fc_gate_wait_before_snapshot(Node *stmt)
+fc_gate_wait_for_analysed(Query *query, ParseState *pstate)
+{
+	if (query != NULL && query->commandType == CMD_UTILITY)
+		fc_gate_wait_before_snapshot(query->utilityStmt, pstate);
+	else if (query != NULL)
+		fc_gate_wait_for_rewritten(QueryRewrite(copyObject(query)));
+}
+
+static void
+fc_gate_wait_before_snapshot(Node *stmt, ParseState *pstate)
 {
 	switch (nodeTag(stmt))
 	{
 		case T_DeclareCursorStmt:
-			fc_gate_wait_for_analysed(castNode(Query, ((DeclareCursorStmt *) stmt)->query));
+			fc_gate_wait_for_analysed(castNode(Query, ((DeclareCursorStmt *) stmt)->query), pstate);
 			break;
 		case T_ExplainStmt:
-			fc_gate_wait_for_analysed(castNode(Query, ((ExplainStmt *) stmt)->query));
+			fc_gate_wait_for_analysed(castNode(Query, ((ExplainStmt *) stmt)->query), pstate);
 			break;
 		case T_CreateTableAsStmt:
-			fc_gate_wait_for_analysed(castNode(Query, ((CreateTableAsStmt *) stmt)->query));
+			fc_gate_wait_for_analysed(castNode(Query, ((CreateTableAsStmt *) stmt)->query), pstate);
 			break;
 		case T_ExecuteStmt:
 			{
 				PreparedStatement *ps = FetchPreparedStatement(((ExecuteStmt *) stmt)->name, false);
-				ListCell   *lc;
 
-				/* rewritten already: no views left to look into */
-				if (ps != NULL)
-					foreach(lc, ps->plansource->query_list)
-						(void) query_tree_walker(lfirst_node(Query, lc), fc_gate_walker,
-												 NULL, QTW_EXAMINE_RTES_BEFORE);
+				if (ps == NULL)
+					break;
+				/*
+				 * Rewritten already, unless it is out of date (invalidated,
+				 * or search_path changed since PREPARE): then it is analysed
+				 * again after the snapshot, and may read anything.
+				 */
+				if (!ps->plansource->is_valid ||
+					(ps->plansource->search_path != NULL &&
+					 !OverrideSearchPathMatchesCurrent(ps->plansource->search_path)))
+					fc_gate_wait_quietly();
+				else
+					fc_gate_wait_for_rewritten(ps->plansource->query_list);
 				break;
 			}
 		case T_CopyStmt:
@@ -722,39 +750,55 @@ fc_gate_wait_before_snapshot(Node *stmt)
 
 				if (copy->is_from)
 					break;
-				/* a query is not analysed yet: wait as a strong statement does */
+				/* a query is analysed only as COPY runs: analyse a copy, as it will */
 				if (copy->query != NULL)
 				{
-					fc_gate_wait_quietly();
+					RawStmt    *raw = makeNode(RawStmt);
+
+					raw->stmt = copyObject(copy->query);
+					raw->stmt_location = -1;
+					fc_gate_wait_for_rewritten(
+						pg_analyze_and_rewrite_fixedparams(raw, pstate ? pstate->p_sourcetext : "",
+														   NULL, 0, NULL));
 					break;
 				}
 				relid = RangeVarGetRelid(copy->relation, NoLock, true);
 				if (OidIsValid(relid) && fc_rel_is_fastckpt(relid))
 					fc_gate_wait_for(psprintf("fastckpt table \"%s\"", copy->relation->relname));
+				/* row-level security: COPY reads through a query of the policies */
+				else if (OidIsValid(relid) &&
+						 check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+					fc_gate_wait_quietly();
 				break;
 			}
 		case T_RefreshMatViewStmt:
 			{
 				/*
-				 * The lock REFRESH takes anyway: a weaker one now would be
-				 * upgraded then (deadlocks between two of them).
+				 * Looked up as REFRESH looks it up (its owner only), but
+				 * locked only to copy the body, and let go before the wait:
+				 * the matview stays readable meanwhile, and REFRESH's own
+				 * lock, taken later, upgrades nothing (two REFRESHes would
+				 * deadlock).  So the body is walked, not rewritten (the
+				 * rewriter would lock the matview, named in it as OLD and
+				 * NEW); the walker looks into views itself.
 				 */
 				RefreshMatViewStmt *refresh = (RefreshMatViewStmt *) stmt;
-				Oid			relid = RangeVarGetRelid(refresh->relation, NoLock, true);
+				Oid			relid;
 				Relation	mv;
 				Query	   *body = NULL;
 				List	   *expanding = NIL;
 
-				if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_MATVIEW)
-					break;
-				LockRelationOid(relid, refresh->concurrent ? ExclusiveLock : AccessExclusiveLock);
-				mv = try_relation_open(relid, NoLock);
-				if (mv == NULL)
-					break;		/* dropped meanwhile: REFRESH says so */
-				for (int i = 0; mv->rd_rules != NULL && i < mv->rd_rules->numLocks; i++)
+				relid = RangeVarGetRelidExtended(refresh->relation, AccessShareLock,
+												 RVR_MISSING_OK, RangeVarCallbackOwnsTable,
+												 NULL);
+				if (!OidIsValid(relid))
+					break;		/* REFRESH reports it */
+				mv = relation_open(relid, NoLock);
+				for (int i = 0; mv->rd_rel->relkind == RELKIND_MATVIEW &&
+					 mv->rd_rules != NULL && i < mv->rd_rules->numLocks; i++)
 					if (mv->rd_rules->rules[i]->event == CMD_SELECT)
 						body = copyObject(linitial_node(Query, mv->rd_rules->rules[i]->actions));
-				relation_close(mv, NoLock);
+				relation_close(mv, AccessShareLock);
 				if (body != NULL)
 					(void) query_tree_walker(body, fc_gate_walker, &expanding,
 											 QTW_EXAMINE_RTES_BEFORE);
@@ -770,9 +814,11 @@ fc_gate_post_parse(ParseState *pstate, Query *query, JumbleState *jstate)
 {
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
+	/* a standby opens no fastckpt table: their scans say so at once */
 	if (unlikely(!fc_gate_is_open()) && !fc_in_recovery_worker &&
-		query->commandType == CMD_UTILITY && query->utilityStmt != NULL)
-		fc_gate_wait_before_snapshot(query->utilityStmt);
+		query->commandType == CMD_UTILITY && query->utilityStmt != NULL &&
+		!RecoveryInProgress())
+		fc_gate_wait_before_snapshot(query->utilityStmt, pstate);
 }
 
 void

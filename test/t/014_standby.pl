@@ -28,6 +28,7 @@ $primary->safe_psql('postgres', q{
 CREATE EXTENSION pg_fastckpt;
 CREATE TABLE t (id int PRIMARY KEY, v text) USING fastckpt;
 CREATE TABLE h (id int PRIMARY KEY);
+CREATE MATERIALIZED VIEW h_mv AS SELECT count(*) FROM h;
 INSERT INTO t SELECT g, 'before' FROM generate_series(1, 100) g;
 SELECT fastckpt_checkpoint(true);
 });
@@ -60,6 +61,9 @@ ok($waited < 30, "it says so at once, not after the recovery wait ($waited s)");
 like($err, qr/ERROR:  recovery is in progress/, 'a fastckpt checkpoint is refused on a standby');
 ($rc, $out, $err) = $standby->psql('postgres', 'CREATE DATABASE nope');
 like($err, qr/read-only transaction/, 'CREATE DATABASE gets PostgreSQL\'s own error there');
+($rc, $out, $err) = $standby->psql('postgres', 'REFRESH MATERIALIZED VIEW h_mv');
+like($err, qr/cannot execute REFRESH MATERIALIZED VIEW in a read-only transaction/,
+	'so does REFRESH MATERIALIZED VIEW');
 
 # Promoted, the standby must not open its fastckpt files: they are as old
 # as the base backup, and miss the 50 rows committed after it.
