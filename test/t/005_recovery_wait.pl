@@ -378,6 +378,15 @@ my %rc = (
 		qr/locks=0\b/ ]);
 $snap{"READ COMMITTED $_"} = $rc{$_}[0] for keys %rc;
 $run{$_} = start_session($snap{$_}, '60s', '-At') for sort keys %snap;
+# all but three wait at the gate (two read no fastckpt table, one loops on
+# a heap table): seen waiting before the tables open, or nothing was tested
+my $gate_waiters = scalar(keys %snap) - 3;
+ok( $node->poll_query_until('postgres', qq{
+SELECT count(*) >= $gate_waiters FROM pg_stat_activity
+ WHERE backend_type = 'client backend' AND wait_event_type = 'Extension'}),
+	"$gate_waiters sessions wait at the gate");
+is($node->safe_psql('postgres', q{SELECT tables_open FROM fastckpt_stat_recovery}),
+	'f', '... while recovery still runs');
 $run{$_}{h}->finish for keys %snap;
 is($node->safe_psql('postgres', q{SELECT calls_replayed FROM fastckpt_stat_recovery}),
 	$ncalls, 'recovery replayed every call');
