@@ -165,6 +165,7 @@ my $calls_took = time() - $calls_start;
 is($node->safe_psql('postgres', 'SELECT call_records FROM fastckpt_stat_log'), $calls,
 	"$calls calls logged as CALL records in ${calls_took} s");
 ok(crash_postmaster($node), 'kill -9 with the calls in the log');
+my $start_offset = -s $node->logfile;
 $node->start;
 my $replayer = restarted_worker(qr/pg_fastckpt call replay/);
 ok(defined $replayer, 'a call replay worker runs at the next start');
@@ -192,6 +193,8 @@ sub kill_postmaster_until_exited
 	return undef;
 }
 my $left_after = kill_postmaster_until_exited($replayer);
+ok(!$node->log_contains('pg_fastckpt: startup recovery finished', $start_offset),
+	'the replay was still running at the kill');
 ok(defined $left_after && $left_after < 2,
 	'kill -9 of the postmaster while the calls replay: the worker left at once ('
 	  . ($left_after // 'not within 30') . " s), not after replaying the rest (the calls took ${calls_took} s)");
@@ -229,10 +232,13 @@ $node->start;
 wait_for_tables_open($node);
 my $rebuild_took = $node->safe_psql('postgres', 'SELECT index_rebuild_seconds FROM fastckpt_stat_recovery');
 ok(crash_postmaster($node), 'kill -9 again');
+$start_offset = -s $node->logfile;
 $node->start;
 my $rebuilder = restarted_worker(qr/pg_fastckpt recovery worker \d+ for database \d+/);
 ok(defined $rebuilder, 'an index rebuild worker runs at the next start');
 $left_after = kill_postmaster_until_exited($rebuilder);
+ok(!$node->log_contains('pg_fastckpt: startup recovery finished', $start_offset),
+	'the rebuild was still running at the kill');
 ok(defined $left_after && $left_after < $rebuild_took / 2,
 	'kill -9 of the postmaster while the indexes are rebuilt: the worker left at once ('
 	  . ($left_after // 'not within 30') . " s), not after the rebuild (which took ${rebuild_took} s)");
