@@ -99,7 +99,7 @@ REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
 	unique_insert call_read_conflict call_catalog_change partition_move \
 	serializable trigger_recheck lock_upgrade foreign_keys rr_committed_update \
-	concurrent_index
+	concurrent_index brin_summarize
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

@@ -122,7 +122,23 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 			if (fc_in_recovery_worker && slotno % 4096 == 0)
 				fc_exit_if_orphaned();
 			LWLockAcquire(lock, LW_SHARED);
-			if (snapshot != NULL)
+			if (anyvisible)
+			{
+				/*
+				 * BRIN summarizing a range beside writers: an insert still in
+				 * progress found the range unsummarized and left the index
+				 * alone, so its row must be in the summary (an aborted one
+				 * only widens it).
+				 */
+				index_it = alive = (hdr->flags & FC_SLOT_USED) &&
+					!(hdr->flags & FC_SLOT_DEAD);
+				if (index_it)
+				{
+					fc_live_version(hdr, fc_pp_live(sp, &tbl->layout), &v);
+					fc_store_version(slot, table_rel, slotno, &v);
+				}
+			}
+			else if (snapshot != NULL)
 			{
 				index_it = alive =
 					fc_visible_version(hdr, fc_pp_live(sp, &tbl->layout), snapshot, &v);
