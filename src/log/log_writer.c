@@ -115,10 +115,15 @@ fc_zero_fill(int fd, uint64 from, uint64 to, const char *what, char *err, size_t
 	return true;
 }
 
+/* The writer's memory context is never reset: free what is built here. */
 static char *
 fc_prep_path(uint64 segstart)
 {
-	return psprintf("%s.tmp", fc_log_segment_path(segstart));
+	char	   *path = fc_log_segment_path(segstart);
+	char	   *tmp = psprintf("%s.tmp", path);
+
+	pfree(path);
+	return tmp;
 }
 
 static void

@@ -80,6 +80,7 @@ extern void fc_procs_fallback_totals(uint64 *totals);
 extern Datum fc_fallbacks_jsonb(const uint64 *counts);
 extern void fc_procs_stats_reset(void);
 extern void fc_proc_dropped(Oid funcid);
+extern void fc_procs_forget(Oid dbid, Oid funcid);
 extern void fc_procs_register_callbacks(void);
 
 /* catalog_watch.c: catalog changes that calls must not be replayed across */

@@ -157,9 +157,10 @@ fc_procs_shmem_init(void)
 
 	info.keysize = sizeof(FcProcStatsKey);
 	info.entrysize = sizeof(FcProcStats);
+	/* fixed: a full table counts no new routine, and takes no lock-table memory */
 	fc_proc_stats = ShmemInitHash("pg_fastckpt procedure stats",
 								  FC_MAX_PROC_STATS, FC_MAX_PROC_STATS,
-								  &info, HASH_ELEM | HASH_BLOBS);
+								  &info, HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
 }
 
 /* Schema of the extension in this database, or InvalidOid. */
@@ -574,6 +575,27 @@ fastckpt_unregister_procedure(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(removed > 0);
 }
 
+/*
+ * Forget the counters of a dropped routine of this database, or (funcid
+ * invalid) of every routine of a dropped database: else routines created
+ * and dropped in turn fill the table for good.  (A DROP FUNCTION that
+ * rolls back loses the routine's counters: they are statistics.)
+ */
+void
+fc_procs_forget(Oid dbid, Oid funcid)
+{
+	HASH_SEQ_STATUS seq;
+	FcProcStats *entry;
+
+	LWLockAcquire(fc_misc_lock(FC_LOCK_PROCS), LW_EXCLUSIVE);
+	hash_seq_init(&seq, fc_proc_stats);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		if (entry->key.dbid == dbid &&
+			(!OidIsValid(funcid) || entry->key.funcid == funcid))
+			(void) hash_search(fc_proc_stats, &entry->key, HASH_REMOVE, NULL);
+	LWLockRelease(fc_misc_lock(FC_LOCK_PROCS));
+}
+
 /* A registered routine is being dropped: it leaves the registry with it. */
 void
 fc_proc_dropped(Oid funcid)
@@ -581,6 +603,7 @@ fc_proc_dropped(Oid funcid)
 	Oid			types[1] = {OIDOID};
 	Datum		values[1];
 
+	fc_procs_forget(MyDatabaseId, funcid);
 	if (!fc_proc_is_registered(funcid, NULL))
 		return;
 	values[0] = ObjectIdGetDatum(funcid);

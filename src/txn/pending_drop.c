@@ -15,6 +15,7 @@
 #include "catalog/storage.h"
 #include "utils/memutils.h"
 
+#include "procs/procs.h"
 #include "store/table_store.h"
 #include "txn/write_set.h"
 
@@ -96,7 +97,10 @@ fc_do_drop(FcPendingDrop *p)
 	if (OidIsValid(p->rnode.relNode))
 		fc_table_drop_kind(&p->rnode, true, p->is_temp);
 	else
+	{
 		fc_table_drop_database(p->rnode.dbNode);
+		fc_procs_forget(p->rnode.dbNode, InvalidOid);
+	}
 }
 
 void

@@ -270,5 +270,31 @@ $tight->start;
 wait_for_tables_open($tight);
 is($tight->safe_psql('postgres', 'SELECT count(*), sum(id) FROM fill'), $fill_sum,
 	'tight: startup recovery brings every row back');
+
+# 6. the counters of registered routines (fastckpt_procedures) are kept in
+# a table of 1,024 entries: those of dropped routines go with them, so
+# routines created, called and dropped in turn never fill it, and a new
+# routine is still counted after more than a thousand came and went
+$tight->safe_psql('postgres', q{DROP TABLE fill; CREATE TABLE hits (n int) USING fastckpt});
+my $free_shmem = q{SELECT allocated_size FROM pg_shmem_allocations WHERE name IS NULL};
+my $free_before = $tight->safe_psql('postgres', $free_shmem);
+$tight->safe_psql('postgres', join('', map { qq{
+CREATE FUNCTION churn_$_() RETURNS int LANGUAGE sql
+  AS 'INSERT INTO hits VALUES (random()::int) RETURNING 1';
+SELECT fastckpt_register_procedure('churn_$_()');
+SELECT churn_$_();
+DROP FUNCTION churn_$_();} } 1 .. 1100));
+$tight->safe_psql('postgres', q{
+CREATE FUNCTION survivor() RETURNS int LANGUAGE sql
+  AS 'INSERT INTO hits VALUES (random()::int) RETURNING 1';
+SELECT fastckpt_register_procedure('survivor()');
+SELECT survivor();
+SELECT survivor();});
+is($tight->safe_psql('postgres', q{
+SELECT count(*) || ' ' || (SELECT calls FROM fastckpt_procedures WHERE routine = 'survivor()'::regprocedure)
+  FROM hits}), '1102 2',
+	'after 1,100 routines were called and dropped, a new one is still counted');
+is($tight->safe_psql('postgres', $free_shmem), $free_before,
+	'... and the shared memory PostgreSQL\'s lock table may grow into is untouched');
 $tight->stop;
 done_testing();
