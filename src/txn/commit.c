@@ -56,7 +56,13 @@
 #include "txn/read_set.h"
 #include "txn/write_set.h"
 
-/* A record being built; grows up to FC_LOG_MAX_RECORD. */
+/*
+ * A record being built.  Its buffer lives as long as the backend and is
+ * grown, before the commit installs anything, to what the commit's
+ * records may need (up to FC_LOG_MAX_RECORD): most sessions never write
+ * more than a few kB at a commit.
+ */
+#define FC_RB_INITIAL_CAP		8192
 typedef struct FcRecBuilder
 {
 	char	   *buf;
@@ -79,11 +85,7 @@ uint64		fc_read_wait_lsn = 0;
 static void
 fc_rb_begin(uint8 kind, uint8 flags, uint64 csn)
 {
-	if (fc_rb.buf == NULL)
-	{
-		fc_rb.cap = FC_LOG_MAX_RECORD;
-		fc_rb.buf = MemoryContextAlloc(TopMemoryContext, fc_rb.cap);
-	}
+	Assert(fc_rb.buf != NULL);
 	fc_rb.hdr = (fc_log_header *) fc_rb.buf;
 	memset(fc_rb.hdr, 0, FC_LOG_HEADER_SIZE);
 	fc_rb.hdr->len = FC_LOG_HEADER_SIZE;
@@ -105,7 +107,34 @@ fc_rb_emit(void)
 	fc_logged_csn = fc_rb.hdr->csn;
 }
 
-/* Room for an entry of size bytes, emitting the record so far if needed. */
+/*
+ * Make room for records of up to len bytes (FC_LOG_MAX_RECORD at most),
+ * while an allocation failure can still abort the commit cleanly.
+ */
+static void
+fc_rb_prepare(uint64 len)
+{
+	uint32		cap = fc_rb.cap;
+
+	len = Min(len, (uint64) FC_LOG_MAX_RECORD);
+	if (fc_rb.buf == NULL)
+	{
+		fc_rb.cap = Max(FC_RB_INITIAL_CAP, (uint32) len);
+		fc_rb.buf = MemoryContextAlloc(TopMemoryContext, fc_rb.cap);
+		return;
+	}
+	if (len <= cap)
+		return;
+	while (cap < len)
+		cap = (uint32) Min((uint64) FC_LOG_MAX_RECORD, (uint64) cap * 2);
+	fc_rb.buf = repalloc(fc_rb.buf, cap);
+	fc_rb.cap = cap;
+}
+
+/*
+ * Room for an entry of size bytes, emitting the record so far if needed:
+ * only a commit whose records may not fit in one does (fc_rb_prepare).
+ */
 static char *
 fc_rb_reserve(uint32 size)
 {
@@ -427,6 +456,9 @@ fc_commit_pre_commit(void)
 	if (verdict == FC_FALLBACK_NONE)
 		claim += FC_LOG_HEADER_SIZE + fc_call_record_size();
 	fc_log_space_claim(claim);
+	/* the verdict may still become a fallback to row images */
+	fc_rb_prepare(Max(estimate, verdict == FC_FALLBACK_NONE ?
+					  (uint64) fc_call_record_size() : 0));
 
 	if (needs_clog)
 	{
