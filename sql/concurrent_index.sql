@@ -75,6 +75,29 @@ CREATE UNIQUE INDEX CONCURRENTLY ci_id_v ON ci (id, v);
 SELECT indisvalid FROM pg_index WHERE indexrelid = 'ci_id_v'::regclass;
 SELECT ci_check('id = 2 AND v = ''v2''');
 
+-- a registered call writing a table whose unique index a failed concurrent
+-- build left ready but invalid (its validation pass met a duplicate) is
+-- logged as row images: the index holds only some rows, and startup
+-- rebuilds it from all, so replay could meet a conflict the call did not
+CREATE TABLE ci_calls (id int PRIMARY KEY, k int) USING fastckpt;
+CREATE UNIQUE INDEX ci_calls_k ON ci_calls (k);
+CREATE FUNCTION ci_add(p_id int, p_k int) RETURNS void
+LANGUAGE sql AS 'INSERT INTO ci_calls VALUES (p_id, p_k)';
+SELECT fastckpt_register_procedure('ci_add(int, int)');
+SELECT ci_add(1, 1);
+-- what the failed build leaves (its validation pass is not reproducible here)
+UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'ci_calls_k'::regclass;
+SELECT ci_add(2, 2);
+SELECT calls, call_records, value_records, last_fallback
+  FROM fastckpt_procedures WHERE routine = 'ci_add(int, int)'::regprocedure;
+UPDATE pg_index SET indisvalid = true WHERE indexrelid = 'ci_calls_k'::regclass;
+SELECT ci_add(3, 3);
+SELECT calls, call_records, value_records
+  FROM fastckpt_procedures WHERE routine = 'ci_add(int, int)'::regprocedure;
+SELECT fastckpt_unregister_procedure('ci_add(int, int)');
+DROP FUNCTION ci_add(int, int);
+DROP TABLE ci_calls;
+
 DROP FUNCTION ci_check(text);
 DROP TABLE ci;
 DROP SCHEMA ci_s CASCADE;

@@ -38,6 +38,7 @@
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
@@ -704,6 +705,37 @@ static bool fc_plan_one_row(PlannedStmt *pstmt, Plan *plan);
  * call and fail at replay.  A partitioned table's rows go to its
  * partitions, whose constraints count too.
  */
+/*
+ * A unique or exclusion index that writers check their rows against but
+ * that is not valid (a concurrent build that failed) holds only some of
+ * the rows, and startup rebuilds it from all of them: replay could meet a
+ * conflict the call did not.
+ */
+static bool
+fc_has_unfinished_unique_index(Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		found = false;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tup);
+		found = index->indisready && !index->indisvalid &&
+			(index->indisunique || index->indisexclusion);
+		ReleaseSysCache(tup);
+		if (found)
+			break;
+	}
+	list_free(indexes);
+	return found;
+}
+
 static bool
 fc_stored_checks_bad(FcPlanCheck *check, Oid relid)
 {
@@ -729,6 +761,8 @@ fc_stored_checks_bad(FcPlanCheck *check, Oid relid)
 
 			bad = !att->attisdropped && fc_domain_checks_bad(att->atttypid, &check->order_dependent);
 		}
+		if (!bad)
+			bad = fc_has_unfinished_unique_index(rel);
 		RelationClose(rel);
 		if (bad)
 			break;

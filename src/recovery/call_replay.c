@@ -292,6 +292,12 @@ fc_serial_open(FcSerialState *st, FcSerialTable *t)
 	{
 		Relation	ind = index_open(lfirst_oid(lc), RowExclusiveLock);
 
+		/* as the executor: writers put nothing into an index not ready */
+		if (!ind->rd_index->indisready)
+		{
+			index_close(ind, NoLock);
+			continue;
+		}
 		t->indexes[t->nindexes] = ind;
 		t->infos[t->nindexes] = BuildIndexInfo(ind);
 		t->nindexes++;
@@ -299,6 +305,22 @@ fc_serial_open(FcSerialState *st, FcSerialTable *t)
 	t->slot = MakeSingleTupleTableSlot(RelationGetDescr(t->rel), &TTSOpsHeapTuple);
 	MemoryContextSwitchTo(old);
 	return true;
+}
+
+/* Name the index in errors of indexing a replayed row (its expressions). */
+typedef struct FcIndexingRow
+{
+	Relation	table;
+	Relation	index;
+} FcIndexingRow;
+
+static void
+fc_serial_index_error_context(void *arg)
+{
+	FcIndexingRow *what = (FcIndexingRow *) arg;
+
+	errcontext("indexing a row restored from the log into index \"%s\" of fastckpt table \"%s\"",
+			   RelationGetRelationName(what->index), RelationGetRelationName(what->table));
 }
 
 /*
@@ -313,9 +335,15 @@ fc_serial_index_row(FcSerialState *st, FcSerialTable *t, uint64 slotno)
 	HeapTupleData tuple;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
+	ErrorContextCallback errcb;
+	FcIndexingRow what;
 
 	if (!fc_serial_open(st, t) || t->nindexes == 0)
 		return;
+	what.table = t->rel;
+	errcb.callback = fc_serial_index_error_context;
+	errcb.arg = &what;
+	errcb.previous = error_context_stack;
 	tuple.t_len = hdr->live_len;
 	tuple.t_data = (HeapTupleHeader) fc_pp_live((char *) hdr, &t->tbl->layout);
 	tuple.t_tableOid = RelationGetRelid(t->rel);
@@ -327,6 +355,8 @@ fc_serial_index_row(FcSerialState *st, FcSerialTable *t, uint64 slotno)
 	{
 		IndexInfo  *ii = t->infos[i];
 
+		what.index = t->indexes[i];
+		error_context_stack = &errcb;
 		if (ii->ii_Predicate != NIL)
 		{
 			if (ii->ii_PredicateState == NULL)
@@ -338,6 +368,7 @@ fc_serial_index_row(FcSerialState *st, FcSerialTable *t, uint64 slotno)
 		(void) index_insert(t->indexes[i], values, isnull, &tuple.t_self, t->rel,
 							UNIQUE_CHECK_NO, false, ii);
 	}
+	error_context_stack = errcb.previous;
 	ExecClearTuple(t->slot);
 	ResetPerTupleExprContext(st->estate);
 }

@@ -37,6 +37,7 @@
 #include "commands/defrem.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -786,25 +787,65 @@ fc_qualified_name(Relation rel, char *buf, size_t len)
 /*
  * An index that is not valid (a CREATE INDEX CONCURRENTLY or REINDEX
  * CONCURRENTLY that failed or was cut short) answers no query and may not
- * hold what its constraint asks: a concurrent unique build fails on rows
- * that break it, and leaves the index behind.  Rebuild it whole, but
- * without the checks, so that it cannot keep the tables closed.  Whether
+ * hold what its constraint asks or what its expressions can compute: the
+ * build failed on rows that break it, a duplicate key or a division by
+ * zero.  Rebuild it whole without its checks, or, should its expressions
+ * still fail, empty: either way it cannot keep the tables closed.  Whether
  * writers then insert into it (and check their rows against it) is, as on
- * heap, up to whether PostgreSQL had marked it ready.
+ * heap, up to whether PostgreSQL had marked it ready; a call that writes
+ * a table with a ready one is logged as row images (determinism.c).
  */
 static IndexInfo *
-fc_rebuild_index_info(Relation ind)
+fc_unchecked_index_info(Relation ind)
 {
 	IndexInfo  *info = BuildIndexInfo(ind);
 
-	if (!ind->rd_index->indisvalid)
-	{
-		info->ii_Unique = false;
-		info->ii_ExclusionOps = NULL;
-		info->ii_ExclusionProcs = NULL;
-		info->ii_ExclusionStrats = NULL;
-	}
+	info->ii_Unique = false;
+	info->ii_ExclusionOps = NULL;
+	info->ii_ExclusionProcs = NULL;
+	info->ii_ExclusionStrats = NULL;
 	return info;
+}
+
+static void
+fc_rebuild_invalid_index(Relation rel, Relation ind)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	IndexInfo  *info;
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		index_build(rel, ind, fc_unchecked_index_info(ind), true, false);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: invalid index \"%s\" could not be rebuilt at startup, and is left empty",
+						RelationGetRelationName(ind)),
+				 errdetail("The rebuild failed with: %s", edata->message),
+				 errhint("Drop the index, as after any failed CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY.")));
+		FreeErrorData(edata);
+
+		/* a predicate no row passes: nothing evaluated, an empty index */
+		RelationTruncate(ind, 0);
+		info = fc_unchecked_index_info(ind);
+		info->ii_Predicate = list_make1(makeBoolConst(false, false));
+		index_build(rel, ind, info, true, false);
+	}
+	PG_END_TRY();
 }
 
 static bool
@@ -842,7 +883,10 @@ fc_rebuild_index(const FcIndexJob *job)
 			 */
 			if (parallel)
 				(void) GetCurrentTransactionId();
-			index_build(rel, ind, fc_rebuild_index_info(ind), true, parallel);
+			if (ind->rd_index->indisvalid)
+				index_build(rel, ind, BuildIndexInfo(ind), true, parallel);
+			else
+				fc_rebuild_invalid_index(rel, ind);
 			error_context_stack = errcb.previous;
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
