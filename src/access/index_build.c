@@ -21,8 +21,10 @@
 #include "access/genam.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "commands/progress.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
@@ -50,6 +52,8 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 	bool		isnull[INDEX_MAX_KEYS];
 	double		reltuples = 0;
 	FcScanDesc *pscan = (FcScanDesc *) scan;
+	ParallelBlockTableScanDesc pbscan = NULL;
+	int64		blocks_total;
 	Snapshot	snapshot = NULL;
 	bool		own_snapshot = false;
 	uint64		next,
@@ -95,6 +99,13 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 		end = (numblocks == InvalidBlockNumber) ? nslots :
 			Min(nslots, (uint64) (start_blockno + numblocks) * FC_SLOTS_PER_BLOCK);
 	}
+	/* pg_stat_progress_create_index counts the virtual blocks scanned */
+	if (pscan != NULL && scan->rs_parallel != NULL)
+		pbscan = (ParallelBlockTableScanDesc) scan->rs_parallel;
+	blocks_total = pbscan != NULL ? pbscan->phs_nblocks :
+		(end - Min(next, end) + FC_SLOTS_PER_BLOCK - 1) / FC_SLOTS_PER_BLOCK;
+	if (progress)
+		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_TOTAL, blocks_total);
 
 	for (;;)
 	{
@@ -118,6 +129,11 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 			bool		alive = false;
 
 			CHECK_FOR_INTERRUPTS();
+			if (progress && slotno % FC_SLOTS_PER_BLOCK == 0)
+				pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE, pbscan != NULL ?
+											 Min(pg_atomic_read_u64(&pbscan->phs_nallocated),
+												 pbscan->phs_nblocks) :
+											 slotno / FC_SLOTS_PER_BLOCK - start_blockno);
 			/* recovery's rebuild of a large table does not outlive the postmaster */
 			if (fc_in_recovery_worker && slotno % 4096 == 0)
 				fc_exit_if_orphaned();
@@ -173,6 +189,8 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 		}
 	}
 
+	if (progress)
+		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE, blocks_total);
 	/* like heap, the build owns a scan it was handed (parallel builds) */
 	if (scan != NULL)
 		table_endscan(scan);
