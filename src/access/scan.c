@@ -141,7 +141,7 @@ fc_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
 	scan->next_slot = 0;
 	scan->end_slot = fc_table_nslots(scan->tbl);
 	scan->cur_block = InvalidBlockNumber;
-	scan->sample_nblocks = fc_table_nblocks(scan->tbl);
+	scan->sample_nblocks = fc_blocks_of_slots(scan->end_slot);
 	scan->parallel_block_valid = false;
 	if (pscan != NULL)
 		scan->next_slot = scan->end_slot = 0;	/* blocks come from pscan */
@@ -171,7 +171,7 @@ fc_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
 	scan->next_slot = 0;
 	scan->end_slot = fc_table_nslots(scan->tbl);
 	scan->cur_block = InvalidBlockNumber;
-	scan->sample_nblocks = fc_table_nblocks(scan->tbl);
+	scan->sample_nblocks = fc_blocks_of_slots(scan->end_slot);
 	scan->parallel_block_valid = false;
 	scan->started = false;
 	if (sscan->rs_parallel != NULL)

@@ -700,12 +700,6 @@ static bool fc_plan_walk(FcPlanCheck *check, Plan *plan);
 static bool fc_plan_one_row(PlannedStmt *pstmt, Plan *plan);
 
 /*
- * The table's CHECK constraints and its columns' domain checks run when a
- * row is stored, outside the plan: now() in one of them may pass at the
- * call and fail at replay.  A partitioned table's rows go to its
- * partitions, whose constraints count too.
- */
-/*
  * A unique or exclusion index that writers check their rows against but
  * that is not valid (a concurrent build that failed) holds only some of
  * the rows, and startup rebuilds it from all of them: replay could meet a
@@ -736,6 +730,13 @@ fc_has_unfinished_unique_index(Relation rel)
 	return found;
 }
 
+/*
+ * The table's CHECK constraints and its columns' domain checks run when a
+ * row is stored, outside the plan: now() in one of them may pass at the
+ * call and fail at replay.  A partitioned table's rows go to its
+ * partitions, whose constraints count too.  So does a unique index the
+ * rows are checked against but that is not valid (above).
+ */
 static bool
 fc_stored_checks_bad(FcPlanCheck *check, Oid relid)
 {

@@ -588,11 +588,21 @@ fc_procs_forget(Oid dbid, Oid funcid)
 	FcProcStats *entry;
 
 	LWLockAcquire(fc_misc_lock(FC_LOCK_PROCS), LW_EXCLUSIVE);
-	hash_seq_init(&seq, fc_proc_stats);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-		if (entry->key.dbid == dbid &&
-			(!OidIsValid(funcid) || entry->key.funcid == funcid))
-			(void) hash_search(fc_proc_stats, &entry->key, HASH_REMOVE, NULL);
+	if (OidIsValid(funcid))
+	{
+		FcProcStatsKey key;
+
+		key.dbid = dbid;
+		key.funcid = funcid;
+		(void) hash_search(fc_proc_stats, &key, HASH_REMOVE, NULL);
+	}
+	else
+	{
+		hash_seq_init(&seq, fc_proc_stats);
+		while ((entry = hash_seq_search(&seq)) != NULL)
+			if (entry->key.dbid == dbid)
+				(void) hash_search(fc_proc_stats, &entry->key, HASH_REMOVE, NULL);
+	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_PROCS));
 }
 

@@ -57,11 +57,17 @@ fc_table_nslots(FcTable *tbl)
 	return pg_atomic_read_u64(&tbl->nslots);
 }
 
+/* Virtual blocks holding nslots slots. */
+static inline BlockNumber
+fc_blocks_of_slots(uint64 nslots)
+{
+	return (BlockNumber) ((nslots + FC_SLOTS_PER_BLOCK - 1) / FC_SLOTS_PER_BLOCK);
+}
+
 static inline BlockNumber
 fc_table_nblocks(FcTable *tbl)
 {
-	return (BlockNumber) ((fc_table_nslots(tbl) + FC_SLOTS_PER_BLOCK - 1) /
-						  FC_SLOTS_PER_BLOCK);
+	return fc_blocks_of_slots(fc_table_nslots(tbl));
 }
 
 /* Visit every table storage (for the stats views); fn runs under a lock. */
