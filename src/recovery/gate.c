@@ -49,13 +49,28 @@
 #include "recovery/gate.h"
 #include "txn/write_set.h"
 
+#define FC_GATE_REPLAYED_DBS	32
+
+typedef struct FcReplayedCall
+{
+	Oid			dbid;
+	TransactionId xid;
+} FcReplayedCall;
+
 typedef struct FcGate
 {
 	pg_atomic_uint32 open;
 	pg_atomic_uint32 failed;	/* recovery cannot open the tables */
 	pg_atomic_uint32 interrupted;	/* a SIGTERM stopped the leader midway */
-	/* the last replayed call's xid, while a snapshot may predate it */
-	pg_atomic_uint32 replayed_xid;
+	/*
+	 * The last replayed call's xid of each database, while a snapshot may
+	 * predate it; replayed_dbs counts the entries in use.  Past
+	 * FC_GATE_REPLAYED_DBS databases, the last entry (dbid invalid) stands
+	 * for all the others.
+	 */
+	pg_atomic_uint32 replayed_dbs;
+	slock_t		replayed_lock;
+	FcReplayedCall replayed[FC_GATE_REPLAYED_DBS];
 	ConditionVariable cv;
 	uint64		pp_phase;		/* Ping-Pong phase word (txn/write_set.c) */
 	slock_t		stats_lock;
@@ -88,7 +103,8 @@ fc_gate_shmem_init(void)
 		pg_atomic_init_u32(&fc_gate->open, 0);
 		pg_atomic_init_u32(&fc_gate->failed, 0);
 		pg_atomic_init_u32(&fc_gate->interrupted, 0);
-		pg_atomic_init_u32(&fc_gate->replayed_xid, InvalidTransactionId);
+		pg_atomic_init_u32(&fc_gate->replayed_dbs, 0);
+		SpinLockInit(&fc_gate->replayed_lock);
 		ConditionVariableInit(&fc_gate->cv);
 		SpinLockInit(&fc_gate->stats_lock);
 		SpinLockInit(&fc_gate->pids_lock);
@@ -354,24 +370,66 @@ fc_gate_wait_for(const char *what)
  * first statement before it waited here; a cursor's; a STABLE function's
  * reuse of its caller's) would read the tables half replayed once the
  * gate opens: refuse it as a serialization failure, which clients retry.
- * Replay runs one call after another, so the last call's xid stands for
- * all of them; rows that row images restored are frozen, visible to any
- * snapshot.
+ * Replay runs one call after another, database by database, so the last
+ * call's xid of a database stands for all of them there; rows that row
+ * images restored are frozen, visible to any snapshot, so the tables of a
+ * database without replayed calls are whole for every snapshot.
  */
 void
 fc_gate_note_replayed_call(TransactionId xid)
 {
-	if (TransactionIdIsValid(xid))
-		pg_atomic_write_u32(&fc_gate->replayed_xid, xid);
+	uint32		n;
+	int			i;
+
+	if (!TransactionIdIsValid(xid))
+		return;
+	SpinLockAcquire(&fc_gate->replayed_lock);
+	n = pg_atomic_read_u32(&fc_gate->replayed_dbs);
+	for (i = 0; i < n; i++)
+		if (fc_gate->replayed[i].dbid == MyDatabaseId ||
+			!OidIsValid(fc_gate->replayed[i].dbid))
+			break;
+	if (i == n)
+	{
+		/* a new database; the last entry takes in all that do not fit */
+		fc_gate->replayed[i].dbid = i < FC_GATE_REPLAYED_DBS - 1 ? MyDatabaseId : InvalidOid;
+		pg_atomic_write_u32(&fc_gate->replayed_dbs, n + 1);
+	}
+	fc_gate->replayed[i].xid = xid;
+	SpinLockRelease(&fc_gate->replayed_lock);
+}
+
+/* The last call replayed in this database, if a snapshot may miss it. */
+static TransactionId
+fc_gate_replayed_here(void)
+{
+	TransactionId xid = InvalidTransactionId;
+	uint32		n;
+
+	SpinLockAcquire(&fc_gate->replayed_lock);
+	n = pg_atomic_read_u32(&fc_gate->replayed_dbs);
+	for (int i = 0; i < n; i++)
+		if (fc_gate->replayed[i].dbid == MyDatabaseId ||
+			!OidIsValid(fc_gate->replayed[i].dbid))
+		{
+			xid = fc_gate->replayed[i].xid;
+			break;
+		}
+	SpinLockRelease(&fc_gate->replayed_lock);
+	return xid;
 }
 
 void
 fc_gate_check_snapshot(Relation rel, Snapshot snapshot)
 {
-	TransactionId last = pg_atomic_read_u32(&fc_gate->replayed_xid);
+	TransactionId last;
 
-	if (likely(!TransactionIdIsValid(last)) || fc_in_recovery_worker ||
-		snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_MVCC ||
+	if (likely(pg_atomic_read_u32(&fc_gate->replayed_dbs) == 0) ||
+		fc_in_recovery_worker ||
+		snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_MVCC)
+		return;
+	last = fc_gate_replayed_here();
+	if (!TransactionIdIsValid(last) ||
 		TransactionIdFollows(snapshot->xmin, last) ||
 		!XidInMVCCSnapshot(last, snapshot))
 		return;
@@ -379,25 +437,34 @@ fc_gate_check_snapshot(Relation rel, Snapshot snapshot)
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("could not serialize access to fastckpt table \"%s\": startup recovery restored it after this transaction's snapshot was taken",
 					RelationGetRelationName(rel)),
-			 errdetail("The snapshot does not see the last call that recovery replayed (transaction %u); it would read the table half restored.",
+			 errdetail("The snapshot does not see the last call that recovery replayed in this database (transaction %u); it would read the table half restored.",
 					   last),
 			 errhint("Retry the transaction.")));
 }
 
 /*
- * Once every snapshot's xmin is past the last replayed call, none can miss
- * a replayed call any more, and the check above costs nothing again.  Run
- * often (by the checkpointer): a forgotten xid would look new again after
- * two billion transactions.
+ * Once every snapshot's xmin is past the last replayed call of every
+ * database, none can miss a replayed call any more, and the check above
+ * costs nothing again.  Run often (by the checkpointer): a forgotten xid
+ * would look new again after two billion transactions.
  */
 void
 fc_gate_forget_replayed_calls(void)
 {
-	TransactionId last = pg_atomic_read_u32(&fc_gate->replayed_xid);
+	TransactionId oldest;
+	bool		all_old = true;
+	uint32		n = pg_atomic_read_u32(&fc_gate->replayed_dbs);
 
-	if (TransactionIdIsValid(last) && fc_gate_is_open() &&
-		TransactionIdPrecedes(last, GetOldestNonRemovableTransactionId(NULL)))
-		pg_atomic_write_u32(&fc_gate->replayed_xid, InvalidTransactionId);
+	if (n == 0 || !fc_gate_is_open())
+		return;
+	oldest = GetOldestNonRemovableTransactionId(NULL);
+	SpinLockAcquire(&fc_gate->replayed_lock);
+	for (int i = 0; i < n; i++)
+		if (!TransactionIdPrecedes(fc_gate->replayed[i].xid, oldest))
+			all_old = false;
+	if (all_old)
+		pg_atomic_write_u32(&fc_gate->replayed_dbs, 0);
+	SpinLockRelease(&fc_gate->replayed_lock);
 }
 
 /*

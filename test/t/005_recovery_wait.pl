@@ -185,7 +185,7 @@ sub start_session
 		out => \$out,
 		err => \$err,
 		h => IPC::Run::start(
-			[ 'psql', '-X', @opts, '-d', $node->connstr('postgres'),
+			[ 'psql', '-X', '-d', $node->connstr('postgres'), @opts,
 			  '-c', "SET pg_fastckpt.recovery_wait_timeout = '$timeout'", '-c', $sql ],
 			'>', \$out, '2>', \$err) };
 }
@@ -311,6 +311,16 @@ CREATE SCHEMA s_fc;
 CREATE VIEW s_fc.t AS SELECT n FROM acct;
 SELECT fastckpt_checkpoint();
 });
+# a database where recovery replays no call: its tables are whole for any
+# snapshot, even one taken while another database's calls were replayed
+$node->safe_psql('postgres', q{CREATE DATABASE other});
+$node->safe_psql('other', q{
+CREATE EXTENSION pg_fastckpt;
+CREATE TABLE other_fc (id int PRIMARY KEY) USING fastckpt;
+INSERT INTO other_fc SELECT generate_series(1, 7);
+CREATE TABLE other_heap (id int);
+INSERT INTO other_heap VALUES (1);
+});
 $node->safe_psql('postgres', join('', map { "SELECT bump($_);\n" } 1 .. $ncalls));
 is($node->safe_psql('postgres', q{SELECT sum(n) FROM acct}), $ncalls, "$ncalls calls");
 crash_and_pause('rebuild', 3000);
@@ -378,6 +388,17 @@ my %rc = (
 		qr/locks=0\b/ ]);
 $snap{"READ COMMITTED $_"} = $rc{$_}[0] for keys %rc;
 $run{$_} = start_session($snap{$_}, '60s', '-At') for sort keys %snap;
+my $other_rr = q{
+		BEGIN ISOLATION LEVEL REPEATABLE READ;
+		SELECT count(*) FROM other_heap;
+		DO $$BEGIN
+		  WHILE NOT (SELECT tables_open FROM fastckpt_stat_recovery) LOOP
+		    PERFORM pg_sleep(0.05);
+		  END LOOP;
+		END$$;
+		SELECT 'rows=' || count(*) FROM other_fc;
+		COMMIT};
+$run{other} = start_session($other_rr, '60s', '-At', '-d', $node->connstr('other'));
 # all but three wait at the gate (two read no fastckpt table, one loops on
 # a heap table): seen waiting before the tables open, or nothing was tested
 my $gate_waiters = scalar(keys %snap) - 3;
@@ -388,8 +409,12 @@ SELECT count(*) >= $gate_waiters FROM pg_stat_activity
 is($node->safe_psql('postgres', q{SELECT tables_open FROM fastckpt_stat_recovery}),
 	'f', '... while recovery still runs');
 $run{$_}{h}->finish for keys %snap;
+$run{other}{h}->finish;
 is($node->safe_psql('postgres', q{SELECT calls_replayed FROM fastckpt_stat_recovery}),
 	$ncalls, 'recovery replayed every call');
+like(${ $run{other}{out} }, qr/^rows=7$/m,
+	'a REPEATABLE READ transaction of another database, whose snapshot predates the calls replayed, reads its own tables')
+  or diag(${ $run{other}{err} });
 for my $what (grep { /REPEATABLE READ/ } sort keys %snap)
 {
 	unlike(${ $run{$what}{out} }, qr/sum=/, "$what reads nothing half replayed")
