@@ -671,6 +671,20 @@ fc_rel_is_fastckpt(Oid relid)
 }
 
 static bool
+fc_rel_has_rls(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		result = false;
+
+	if (RelationIsValid(rel))
+	{
+		result = rel->rd_rel->relrowsecurity;
+		RelationClose(rel);
+	}
+	return result;
+}
+
+static bool
 fc_gate_walker(Node *node, void *context)
 {
 	if (node == NULL)
@@ -708,6 +722,14 @@ fc_gate_walker(Node *node, void *context)
 			}
 			relids = rte->inh ?
 				find_all_inheritors(rte->relid, NoLock, NULL) : list_make1_oid(rte->relid);
+
+			/*
+			 * Row-level security policies are added by the rewriter too,
+			 * and may read anything: wait for recovery whoever they apply
+			 * to.
+			 */
+			if (context != NULL && fc_rel_has_rls(rte->relid))
+				fc_gate_wait_quietly();
 
 			foreach(lc, relids)
 			{
@@ -847,7 +869,8 @@ fc_gate_wait_before_snapshot(Node *stmt, ParseState *pstate)
 				 * lock, taken later, upgrades nothing (two REFRESHes would
 				 * deadlock).  So the body is walked, not rewritten (the
 				 * rewriter would lock the matview, named in it as OLD and
-				 * NEW); the walker looks into views itself.
+				 * NEW); the walker looks into views itself, and waits for
+				 * tables with row-level security.
 				 */
 				RefreshMatViewStmt *refresh = (RefreshMatViewStmt *) stmt;
 				Oid			relid;

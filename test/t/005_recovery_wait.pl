@@ -304,6 +304,10 @@ INSERT INTO pub VALUES (1);
 ALTER TABLE pub ENABLE ROW LEVEL SECURITY;
 CREATE POLICY pub_sum ON pub USING ((SELECT sum(n) FROM acct) = $ncalls);
 GRANT SELECT ON pub, acct, acct_mv TO alice;
+GRANT CREATE ON SCHEMA public TO alice;
+SET ROLE alice;
+CREATE MATERIALIZED VIEW pub_mv USING heap AS SELECT * FROM pub;
+RESET ROLE;
 CREATE SCHEMA s_heap;
 CREATE TABLE s_heap.t (n int);
 INSERT INTO s_heap.t VALUES (-1);
@@ -361,6 +365,9 @@ my %rc = (
 		qr/actual rows=1 loops=1/ ],
 	'DECLARE CURSOR over a table whose policy reads a fastckpt table' => [
 		q{SET ROLE alice; BEGIN; DECLARE c CURSOR FOR SELECT 'rows=' || count(*) FROM pub; FETCH c; COMMIT},
+		qr/rows=1\b/ ],
+	'REFRESH MATERIALIZED VIEW over a table whose policy reads a fastckpt table' => [
+		q{SET ROLE alice; REFRESH MATERIALIZED VIEW pub_mv; SELECT 'rows=' || count(*) FROM pub_mv},
 		qr/rows=1\b/ ],
 	'COPY ... TO of a table whose policy reads a fastckpt table' => [
 		q{SET ROLE alice; COPY pub TO STDOUT}, qr/^1$/m ],
