@@ -337,6 +337,9 @@ fc_serial_index_row(FcSerialState *st, FcSerialTable *t, uint64 slotno)
 	bool		isnull[INDEX_MAX_KEYS];
 	ErrorContextCallback errcb;
 	FcIndexingRow what;
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
 
 	if (!fc_serial_open(st, t) || t->nindexes == 0)
 		return;
@@ -351,6 +354,17 @@ fc_serial_index_row(FcSerialState *st, FcSerialTable *t, uint64 slotno)
 	ExecStoreHeapTuple(&tuple, t->slot, false);
 	econtext = GetPerTupleExprContext(st->estate);
 	econtext->ecxt_scantuple = t->slot;
+
+	/*
+	 * Evaluate index expressions and predicates as the table's owner, in a
+	 * security-restricted operation, as index_build() and REINDEX do: this
+	 * worker runs as the bootstrap superuser.  An error aborts the
+	 * transaction, which restores the user and the settings.
+	 */
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(t->rel->rd_rel->relowner,
+						   save_sec | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
 	for (int i = 0; i < t->nindexes; i++)
 	{
 		IndexInfo  *ii = t->infos[i];
@@ -369,6 +383,8 @@ fc_serial_index_row(FcSerialState *st, FcSerialTable *t, uint64 slotno)
 							UNIQUE_CHECK_NO, false, ii);
 	}
 	error_context_stack = errcb.previous;
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec);
 	ExecClearTuple(t->slot);
 	ResetPerTupleExprContext(st->estate);
 }

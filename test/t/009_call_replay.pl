@@ -1056,6 +1056,48 @@ SELECT fastckpt_register_procedure('app.pay()');
 	$node->safe_psql('postgres', q{ALTER SYSTEM RESET lc_monetary; SELECT pg_reload_conf()});
 }
 
+# Index expressions of rows that the serial replay puts back run as the
+# table's owner in a security-restricted operation, as index_build and
+# REINDEX run them (h36 A: they ran as the bootstrap superuser, so any role
+# with an expression index became superuser at the next crash).
+$node->safe_psql('postgres', q{
+CREATE ROLE mal LOGIN;
+CREATE SCHEMA mal AUTHORIZATION mal;
+SET ROLE mal;
+CREATE TABLE mal.seen (v int, cu name, restricted bool);
+CREATE TABLE mal.c (id int PRIMARY KEY, n int) USING fastckpt;
+INSERT INTO mal.c VALUES (1, 0);
+CREATE TABLE mal.t (id int PRIMARY KEY, v int) USING fastckpt;
+CREATE FUNCTION mal.note(v int) RETURNS int LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	restricted bool := false;
+BEGIN
+	BEGIN
+		CREATE TEMP TABLE mal_probe (x int);
+		DROP TABLE mal_probe;
+	EXCEPTION WHEN insufficient_privilege THEN
+		restricted := true;
+	END;
+	INSERT INTO mal.seen VALUES (v, current_user, restricted);
+	RETURN 0;
+END $$;
+CREATE FUNCTION mal.f(int) RETURNS int LANGUAGE plpgsql IMMUTABLE
+	AS $$BEGIN PERFORM mal.note($1); RETURN $1; END$$;
+CREATE INDEX t_f ON mal.t (mal.f(v));
+CREATE FUNCTION mal.bump(k int) RETURNS void LANGUAGE sql
+	AS 'UPDATE mal.c SET n = n + 1 WHERE id = k';
+SELECT fastckpt_register_procedure('mal.bump(int)');
+RESET ROLE;
+SELECT fastckpt_checkpoint();
+});
+$node->safe_psql('postgres', q{SET ROLE mal; SELECT mal.bump(1); INSERT INTO mal.t VALUES (2, 2); TRUNCATE mal.seen});
+ok(crash_and_compare('crash after a call and a row of a table with an expression index') >= 1,
+	'... the call was replayed, and the row after it serially');
+is($node->safe_psql('postgres', q{SELECT string_agg(DISTINCT cu || ':' || restricted, ',') FROM mal.seen WHERE v = 2}),
+	'mal:true', 'replay indexed the row as the table owner, in a security-restricted operation');
+is($node->safe_psql('postgres', q{SET enable_seqscan = off; SELECT id FROM mal.t WHERE mal.f(v) = 2}),
+	'2', '... and the index finds it');
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 
