@@ -10,6 +10,7 @@ OBJS = \
 	src/core/pingpong.o \
 	src/core/crc32c.o \
 	src/core/log_format.o \
+	src/core/prepared_format.o \
 	src/core/log_stream.o \
 	src/core/ckpt_format.o \
 	src/core/ckpt_scan.o \
@@ -37,6 +38,7 @@ OBJS = \
 	src/access/utility.o \
 	src/txn/write_set.o \
 	src/txn/prepare_locks.o \
+	src/txn/prepared.o \
 	src/txn/sequence_flush.o \
 	src/txn/pending_drop.o \
 	src/txn/commit.o \
@@ -93,13 +95,13 @@ TEST_CONF = $(srcdir)/test/fastckpt_test.conf
 REGRESS = setup ddl dml types indexes constraints copy truncate_drop rewrite \
 	analyze_vacuum errors stats memory_formula bytes_per_char procedures call_inputs \
 	call_hidden_reads \
-	row_versions tablesample brin concurrent_index
+	row_versions tablesample brin concurrent_index two_phase
 REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
 	unique_insert call_read_conflict call_catalog_change partition_move \
 	serializable trigger_recheck lock_upgrade foreign_keys rr_committed_update \
-	concurrent_index brin_summarize
+	concurrent_index brin_summarize two_phase
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

@@ -25,6 +25,7 @@
 #include "recovery/gate.h"
 #include "store/slot.h"
 #include "store/temp_quota.h"
+#include "txn/prepared.h"
 
 PG_MODULE_MAGIC;
 
@@ -86,6 +87,8 @@ static const struct config_enum_entry fc_pause_options[] = {
 	{"truncate", FC_PAUSE_TRUNCATE, false},
 	{"load", FC_PAUSE_LOAD, false},
 	{"rebuild", FC_PAUSE_REBUILD, false},
+	{"prepare", FC_PAUSE_PREPARE, false},
+	{"commit_prepared", FC_PAUSE_COMMIT_PREPARED, false},
 	{NULL, 0, false}
 };
 
@@ -137,6 +140,7 @@ fc_shmem_request(void)
 	RequestAddinShmemSpace(fc_ckpt_load_shmem_size());
 	RequestAddinShmemSpace(fc_procs_shmem_size());
 	RequestAddinShmemSpace(fc_catalog_watch_shmem_size());
+	RequestAddinShmemSpace(fc_prepared_shmem_size());
 	RequestNamedLWLockTranche(FC_SLOT_LOCK_TRANCHE, FC_SLOT_LOCKS);
 	RequestNamedLWLockTranche(FC_MISC_LOCK_TRANCHE, FC_MISC_LOCKS);
 }
@@ -158,6 +162,7 @@ fc_shmem_startup(void)
 	fc_ckpt_load_shmem_init();
 	fc_procs_shmem_init();
 	fc_catalog_watch_shmem_init();
+	fc_prepared_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -370,7 +375,7 @@ fc_define_checkpoint_settings(void)
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_fastckpt.test_checkpoint_pause",
-							 "Testing only: a point where the checkpoint writer pauses.",
+							 "Testing only: a point where pg_fastckpt pauses (checkpoint writer, startup recovery, two-phase commit).",
 							 NULL,
 							 &fc_test_checkpoint_pause,
 							 FC_PAUSE_NONE,
@@ -379,7 +384,7 @@ fc_define_checkpoint_settings(void)
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_fastckpt.test_checkpoint_pause_ms",
-							"Testing only: how long the checkpoint writer pauses there.",
+							"Testing only: how long pg_fastckpt pauses there.",
 							NULL,
 							&fc_test_checkpoint_pause_ms,
 							0, 0, 3600 * 1000,

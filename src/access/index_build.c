@@ -26,6 +26,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/rel.h"
+#include "storage/procarray.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
@@ -33,6 +34,21 @@
 #include "access/fastckpt_am.h"
 #include "recovery/gate.h"
 #include "store/table_store.h"
+
+/*
+ * Startup recovery rebuilds indexes beside prepared transactions, whose
+ * locks it does not wait for: a row one of them inserted has no settled
+ * version, and is indexed as heap indexes an insert in progress.  Anyone
+ * else's build waits for the writers first.
+ */
+static bool
+fc_prepared_insert_version(FcSlotHeader *hdr, const char *live, FcVisible *out)
+{
+	if (!fc_in_recovery_worker || !TransactionIdIsInProgress(hdr->xmin))
+		return false;
+	fc_live_version(hdr, live, out);
+	return true;
+}
 
 double
 fc_index_build_range_scan(Relation table_rel, Relation index_rel,
@@ -162,7 +178,8 @@ fc_index_build_range_scan(Relation table_rel, Relation index_rel,
 					fc_store_version(slot, table_rel, slotno, &v);
 			}
 			else if ((hdr->flags & FC_SLOT_USED) && !fc_slot_dead_to_all(hdr, vistest) &&
-					 fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v))
+					 (fc_latest_version(hdr, fc_pp_live(sp, &tbl->layout), &v) ||
+					  fc_prepared_insert_version(hdr, fc_pp_live(sp, &tbl->layout), &v)))
 			{
 				index_it = true;
 				/*

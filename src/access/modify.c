@@ -503,14 +503,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	{
 		/* in place: the old version goes to undo, the TID stays */
 		fc_write_set_add(tbl, slotno, FC_OP_UPDATE, xid, hdr->xmin);
-		memcpy(undo->data, fc_pp_live(sp, &tbl->layout), hdr->live_len);
-		undo->len = hdr->live_len;
-		undo->xmin = hdr->xmin;
-		undo->cmin = hdr->cmin;
-		undo->flags = hdr->flags & FC_XMIN_HINTS;
-		undo->superseded_by = xid;
-		undo->slotno = slotno;
-		fc_undo_push(hdr, undo);
+		fc_undo_push_live(tbl, sp, slotno, undo, xid);
 
 		memcpy(fc_pp_live(sp, &tbl->layout), newtup->t_data, newtup->t_len);
 		hdr->live_len = newtup->t_len;

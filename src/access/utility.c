@@ -49,6 +49,7 @@
 #include "procs/procs.h"
 #include "store/row_size.h"
 #include "store/table_store.h"
+#include "txn/prepared.h"
 #include "txn/write_set.h"
 
 static ProcessUtility_hook_type prev_process_utility = NULL;
@@ -710,10 +711,10 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 }
 
 static void
-fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-				   ProcessUtilityContext context, ParamListInfo params,
-				   QueryEnvironment *queryEnv, DestReceiver *dest,
-				   QueryCompletion *qc)
+fc_process_utility_inner(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+						 ProcessUtilityContext context, ParamListInfo params,
+						 QueryEnvironment *queryEnv, DestReceiver *dest,
+						 QueryCompletion *qc)
 {
 	bool		strong = fc_statement_may_lock_strongly(pstmt->utilityStmt);
 
@@ -740,6 +741,54 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 								   params, queryEnv, dest, qc);
 	if (strong)
 		fc_gate_check_held_locks();
+}
+
+/* The arguments of a utility statement, for fc_prepared_finish to run. */
+typedef struct FcUtilityCall
+{
+	PlannedStmt *pstmt;
+	const char *queryString;
+	bool		readOnlyTree;
+	ProcessUtilityContext context;
+	ParamListInfo params;
+	QueryEnvironment *queryEnv;
+	DestReceiver *dest;
+	QueryCompletion *qc;
+} FcUtilityCall;
+
+static void
+fc_run_utility_call(void *arg)
+{
+	FcUtilityCall *c = (FcUtilityCall *) arg;
+
+	fc_process_utility_inner(c->pstmt, c->queryString, c->readOnlyTree, c->context,
+							 c->params, c->queryEnv, c->dest, c->qc);
+}
+
+static void
+fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest,
+				   QueryCompletion *qc)
+{
+	TransactionStmt *ts = IsA(pstmt->utilityStmt, TransactionStmt) ?
+		(TransactionStmt *) pstmt->utilityStmt : NULL;
+
+	/* two-phase commit of fastckpt rows (txn/prepared.c) */
+	if (ts != NULL && ts->kind == TRANS_STMT_PREPARE)
+		fc_prepared_note_gid(ts->gid);
+	else if (ts != NULL && (ts->kind == TRANS_STMT_COMMIT_PREPARED ||
+							ts->kind == TRANS_STMT_ROLLBACK_PREPARED))
+	{
+		FcUtilityCall call = {pstmt, queryString, readOnlyTree, context,
+		params, queryEnv, dest, qc};
+
+		fc_prepared_finish(ts->gid, ts->kind == TRANS_STMT_COMMIT_PREPARED,
+						   fc_run_utility_call, &call);
+		return;
+	}
+	fc_process_utility_inner(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
 }
 
 static bool

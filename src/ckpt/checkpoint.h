@@ -48,6 +48,8 @@ typedef enum FcCkptPausePoint
 	FC_PAUSE_TRUNCATE,			/* control installed, old files not removed */
 	FC_PAUSE_LOAD,				/* a startup loader worker, before its chunks */
 	FC_PAUSE_REBUILD,			/* startup recovery, before rebuilding indexes */
+	FC_PAUSE_PREPARE,			/* PREPARE: file durable, PostgreSQL's record not */
+	FC_PAUSE_COMMIT_PREPARED,	/* COMMIT PREPARED: rows logged, not committed */
 	FC_PAUSE_POINTS
 } FcCkptPausePoint;
 

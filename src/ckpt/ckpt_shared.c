@@ -333,7 +333,8 @@ void
 fc_ckpt_pause_point(FcCkptPausePoint point)
 {
 	static const char *const names[] = {
-		"none", "swap", "chunk", "install", "truncate", "load", "rebuild"
+		"none", "swap", "chunk", "install", "truncate", "load", "rebuild",
+		"prepare", "commit_prepared"
 	};
 	TimestampTz end;
 	TimestampTz now;
@@ -354,7 +355,7 @@ fc_ckpt_pause_point(FcCkptPausePoint point)
 		if (point == FC_PAUSE_LOAD)
 			CHECK_FOR_INTERRUPTS();
 		/* the checkpoint writer's pause ends early once a reload lifts it */
-		else if (point != FC_PAUSE_REBUILD && ConfigReloadPending)
+		else if (point <= FC_PAUSE_TRUNCATE && ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);

@@ -73,6 +73,7 @@
 #include "recovery/worker_slots.h"
 #include "core/file_layout.h"
 #include "store/table_store.h"
+#include "txn/prepared.h"
 
 PGDLLEXPORT void fc_recovery_leader_main(Datum arg);
 PGDLLEXPORT void fc_recovery_db_main(Datum arg);
@@ -357,6 +358,42 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 	return true;
 }
 
+/*
+ * Last, on top of everything committed: the rows of transactions still
+ * prepared (txn/prepared.c), and the indexes of the databases where they
+ * inserted rows, rebuilt again to hold those.
+ */
+static bool
+fc_restore_prepared(char *error, size_t errlen)
+{
+	List	   *reindex = NIL;
+	ListCell   *lc;
+	int			restored;
+
+	if (!fc_prepared_restore(&reindex, &restored, error, errlen))
+		return false;
+	foreach(lc, reindex)
+	{
+		Oid			dboid = lfirst_oid(lc);
+		bool		complete;
+
+		(void) fc_rebuild_database(dboid, false, &complete, NULL);
+		if (!complete)
+			(void) fc_rebuild_database(dboid, false, &complete, NULL);
+		if (!complete)
+		{
+			snprintf(error, errlen,
+					 "the indexes of the fastckpt tables of database %u could not be rebuilt with the rows of its prepared transactions; the errors are in the server log",
+					 dboid);
+			return false;
+		}
+	}
+	if (restored > 0)
+		ereport(LOG,
+				(errmsg("pg_fastckpt: the rows of %d prepared transactions were put back", restored)));
+	return true;
+}
+
 static double
 fc_seconds_since(TimestampTz start)
 {
@@ -481,6 +518,18 @@ fc_recover(void)
 					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
 					 errdetail("A logged call of a registered routine could not be repeated: %s", error),
 					 errhint("The checkpoint and the log are kept. Put back what the call needs (the routine as it was, its role and privileges) and restart the server.")));
+			fc_gate_fail(error);
+			fc_recovery_idle();
+		}
+
+		if (!fc_restore_prepared(error, sizeof(error)))
+		{
+			/* never open the tables without a prepared transaction's rows */
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
+					 errdetail("The rows of a prepared transaction could not be put back: %s", error),
+					 errhint("The files under pg_fastckpt/ are kept as they are. Fix the cause and restart the server.")));
 			fc_gate_fail(error);
 			fc_recovery_idle();
 		}

@@ -158,6 +158,35 @@ fc_undo_push(FcSlotHeader *hdr, FcUndo *undo)
 	hdr->undo = undo;
 }
 
+void
+fc_undo_push_live(FcTable *tbl, char *sp, uint64 slotno, FcUndo *undo,
+				  TransactionId superseded_by)
+{
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+
+	memcpy(undo->data, fc_pp_live(sp, &tbl->layout), hdr->live_len);
+	undo->len = hdr->live_len;
+	undo->xmin = hdr->xmin;
+	undo->cmin = hdr->cmin;
+	undo->flags = hdr->flags & FC_XMIN_HINTS;
+	undo->superseded_by = superseded_by;
+	undo->slotno = slotno;
+	fc_undo_push(hdr, undo);
+}
+
+void
+fc_undo_pop_to_live(FcTable *tbl, char *sp)
+{
+	FcSlotHeader *hdr = (FcSlotHeader *) sp;
+	FcUndo	   *undo = fc_undo_pop(hdr);
+
+	memcpy(fc_pp_live(sp, &tbl->layout), undo->data, undo->len);
+	hdr->live_len = undo->len;
+	hdr->xmin = undo->xmin;
+	hdr->cmin = undo->cmin;
+	hdr->flags = (hdr->flags & ~FC_XMIN_HINTS) | (undo->flags & FC_XMIN_HINTS);
+}
+
 /* Take the head of a slot's chain off (rollback); latch held exclusively. */
 FcUndo *
 fc_undo_pop(FcSlotHeader *hdr)

@@ -27,6 +27,16 @@ extern void fc_undo_push(FcSlotHeader *hdr, FcUndo *undo);
 extern FcUndo *fc_undo_pop(FcSlotHeader *hdr);
 extern void fc_undo_detach_chain(FcSlotHeader *hdr);
 
+/*
+ * The live version of a slot becomes the head of its chain, superseded by
+ * xid (an update in place); latch held exclusively.
+ */
+extern void fc_undo_push_live(FcTable *tbl, char *sp, uint64 slotno, FcUndo *undo,
+							  TransactionId superseded_by);
+
+/* Take the head of the chain back as the live version (rollback). */
+extern void fc_undo_pop_to_live(FcTable *tbl, char *sp);
+
 /* Queue a record that was linked into a row's chain for later reclaim. */
 extern void fc_undo_enqueue(FcTable *tbl, FcUndo *undo);
 

@@ -53,6 +53,7 @@
 #include "recovery/call_replay.h"
 #include "recovery/gate.h"
 #include "store/table_store.h"
+#include "txn/prepared.h"
 #include "txn/read_set.h"
 #include "txn/write_set.h"
 
@@ -149,6 +150,7 @@ fc_rb_reserve(uint32 size)
 		fc_rb_emit();
 		fc_rb_begin(saved.kind, saved.flags, saved.csn);
 		fc_rb.hdr->dbid = saved.dbid;
+		fc_rb.hdr->xid = saved.xid;
 	}
 	p = fc_rb.buf + fc_rb.hdr->len;
 	fc_rb.hdr->len += size;
@@ -335,6 +337,68 @@ fc_log_xid_in_wal(void)
 	XLogBeginInsert();
 	XLogRegisterData(&unused, sizeof(unused));
 	(void) XLogInsert(RM_XLOG_ID, XLOG_NOOP);
+}
+
+/*
+ * The xid of this transaction is never handed out again after a crash,
+ * and recovery may ask PostgreSQL's commit log about it.
+ */
+void
+fc_commit_make_xid_durable(void)
+{
+	(void) GetTopTransactionId();
+	fc_log_xid_in_wal();
+	XLogFlush(XactLastRecEnd);
+}
+
+/*
+ * COMMIT PREPARED of a transaction that wrote fastckpt rows (prepared.c):
+ * as a commit that also wrote WAL, under the prepared transaction's xid,
+ * before PostgreSQL's commit record.  Its xid is durable (the PREPARE
+ * record), and its commit record is always flushed.
+ */
+void
+fc_commit_log_prepared(const FcPreparedRef *refs, int nrefs, uint64 fxid,
+					   TransactionId xid, uint64 *installed_phase)
+{
+	uint64		estimate = FC_LOG_HEADER_SIZE;
+	uint64		claim = FC_LOG_HEADER_SIZE;
+	uint64		csn;
+	uint64		phase;
+
+	fc_wait_log_ready();
+	for (int i = 0; i < nrefs; i++)
+	{
+		estimate += fc_slot_entry_bound(refs[i].tbl);
+		claim += refs[i].op == FC_PREP_DELETE ?
+			fc_log_row_size(FC_LOG_TOMBSTONE) : fc_slot_entry_bound(refs[i].tbl);
+	}
+	fc_log_space_claim(claim);
+	fc_rb_prepare(estimate);
+
+	fc_rb.nrecords = 0;
+	LWLockAcquire(fc_misc_lock(FC_LOCK_INSTALL), LW_SHARED);
+	phase = fc_pp_phase();
+	csn = fc_log_next_csn();
+	fc_ckpt_publish_csn(csn, xid);
+	fc_rb_begin(FC_REC_VALUES, FC_REC_NEEDS_CLOG, csn);
+	fc_rb.hdr->xid = fxid;
+	*installed_phase = phase;
+	for (int i = 0; i < nrefs; i++)
+		fc_rb_add_slot(refs[i].tbl, refs[i].slotno, phase, false);
+	if (fc_rb.hdr->nentries > 0)
+		fc_rb_emit();
+	for (int i = 0; i < nrefs; i++)
+	{
+		FcSlotHeader *hdr = fc_slot_header(refs[i].tbl, refs[i].slotno);
+
+		if (hdr->flags & FC_SLOT_USED)
+			hdr->link = fc_rb.end_lsn;
+	}
+	LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+	fc_log_space_release();
+	if (fc_rb.nrecords > 0)
+		fc_commit_wait_or_void(fc_rb.end_lsn);
 }
 
 void

@@ -27,6 +27,7 @@
 #include "procs/procs.h"
 #include "store/table_store.h"
 #include "store/undo.h"
+#include "txn/prepared.h"
 #include "txn/write_set.h"
 
 static FcWrite *fc_writes = NULL;
@@ -315,15 +316,7 @@ fc_rollback_write(FcWrite *w)
 			break;
 		case FC_OP_UPDATE:
 			if (hdr->xmin == w->xid && hdr->undo != NULL)
-			{
-				FcUndo	   *undo = fc_undo_pop(hdr);
-
-				memcpy(fc_pp_live(sp, &w->tbl->layout), undo->data, undo->len);
-				hdr->live_len = undo->len;
-				hdr->xmin = undo->xmin;
-				hdr->cmin = undo->cmin;
-				hdr->flags = (hdr->flags & ~FC_XMIN_HINTS) | (undo->flags & FC_XMIN_HINTS);
-			}
+				fc_undo_pop_to_live(w->tbl, sp);
 			break;
 		case FC_OP_DELETE:
 			if (hdr->xmax == w->xid)
@@ -401,6 +394,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_commit_pre_commit();
 			break;
 		case XACT_EVENT_COMMIT:
+			fc_prepared_note_gid(NULL);
 			fc_tid_notes_at_xact_end();
 			fc_call_at_xact_end();
 			fc_write_set_reset();
@@ -409,6 +403,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_ABORT:
+			fc_prepared_at_abort();
 			fc_tid_notes_at_abort(0);
 			fc_note_aborted_sequences();
 			fc_call_at_xact_end();
@@ -420,19 +415,13 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			if (fc_nwrites == 0 && fc_pending_changes_exist())
+			if (fc_pending_changes_exist())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has created, truncated or dropped fastckpt tables"),
 						 errdetail("fastckpt table storage is made or freed in shared memory when its transaction ends, "
 								   "and a prepared transaction may end after a restart that loses it."),
 						 errhint("Commit or roll back instead, or keep fastckpt DDL out of two-phase transactions.")));
-			if (fc_nwrites > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that has written to fastckpt tables"),
-						 errdetail("A prepared transaction outlives its session, but fastckpt keeps a transaction's row changes with the session until it ends."),
-						 errhint("Commit or roll back instead, or keep fastckpt writes out of two-phase transactions.")));
 			if (fc_row_lock_level > 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -441,11 +430,15 @@ fc_xact_callback(XactEvent event, void *arg)
 						 errhint("Commit or roll back instead, or keep fastckpt tables out of two-phase transactions.")));
 			fc_prepare_check_table_locks();
 			fc_commit_wait_reads();
+			/* the rows stay in their slots; a file keeps them across restarts */
+			if (fc_write_set_has_logged_writes())
+				fc_prepared_pre_prepare();
 			break;
 		case XACT_EVENT_PREPARE:
-			/* nothing of it was logged: only a checkpoint request to forget */
+			/* the prepared transaction owns its rows now (prepared.c) */
+			fc_prepared_at_prepare();
 			fc_tid_notes_at_xact_end();
-			fc_row_lock_level = 0;
+			fc_write_set_reset();
 			fc_commit_at_end();
 			fc_call_at_xact_end();
 			fc_catalog_watch_prepared();

@@ -1,0 +1,52 @@
+/*-------------------------------------------------------------------------
+ *
+ * prepared.h
+ *	  Two-phase commit of transactions that wrote fastckpt rows.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FC_PREPARED_H
+#define FC_PREPARED_H
+
+#include "postgres.h"
+
+#include "core/prepared_format.h"
+#include "nodes/pg_list.h"
+#include "store/slot.h"
+
+/* A slot a prepared transaction changed, and how (FC_PREP_*). */
+typedef struct FcPreparedRef
+{
+	FcTable    *tbl;
+	uint64		slotno;
+	uint8		op;
+} FcPreparedRef;
+
+extern Size fc_prepared_shmem_size(void);
+extern void fc_prepared_shmem_init(void);
+
+/* PREPARE TRANSACTION */
+extern void fc_prepared_note_gid(const char *gid);
+extern void fc_prepared_pre_prepare(void);
+extern void fc_prepared_at_prepare(void);
+extern void fc_prepared_at_abort(void);
+
+/* COMMIT PREPARED / ROLLBACK PREPARED: run does PostgreSQL's part */
+typedef void (*fc_prepared_run_fn) (void *arg);
+extern void fc_prepared_finish(const char *gid, bool commit,
+							   fc_prepared_run_fn run, void *arg);
+
+/*
+ * commit.c: install and log the rows of COMMIT PREPARED, and wait for the
+ * log; *installed_phase is set once they are installed.
+ */
+extern void fc_commit_log_prepared(const FcPreparedRef *refs, int nrefs,
+								   uint64 fxid, TransactionId xid,
+								   uint64 *installed_phase);
+extern void fc_commit_make_xid_durable(void);
+
+/* startup recovery: rows of transactions still prepared */
+extern bool fc_prepared_restore(List **reindex_dbs, int *restored,
+								char *error, size_t errlen);
+
+#endif							/* FC_PREPARED_H */
