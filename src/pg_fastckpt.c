@@ -34,6 +34,7 @@ int			fc_default_row_size = 256;
 int			fc_bytes_per_char = 0;
 int			fc_max_tables = 1024;
 int			fc_recovery_wait_timeout_ms = 60000;
+int			fc_recovery_index_timeout_ms = 600000;
 int			fc_commit_mode = FC_COMMIT_EARLY_LOCK_RELEASE;
 int			fc_log_buffer_size_kb = 16 * 1024;
 bool		fc_test_sync_trace = false;
@@ -486,6 +487,15 @@ _PG_init(void)
 							&fc_recovery_wait_timeout_ms,
 							60000, 0, INT_MAX,
 							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.recovery_index_timeout",
+							"Longest time startup recovery spends rebuilding one index.",
+							"An index whose rebuild takes longer (a function in its expression that waits) is left empty and marked not valid, as one whose rebuild fails. 0: no limit.",
+							&fc_recovery_index_timeout_ms,
+							600000, 0, INT_MAX,
+							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

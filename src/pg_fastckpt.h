@@ -20,6 +20,7 @@ extern int	fc_default_row_size;
 extern int	fc_bytes_per_char;
 extern int	fc_max_tables;
 extern int	fc_recovery_wait_timeout_ms;
+extern int	fc_recovery_index_timeout_ms;
 extern int	fc_test_recovery_delay_ms;
 extern int	fc_test_replay_claim_pause_ms;
 extern int	fc_recovery_workers;

@@ -54,6 +54,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+#include "utils/timeout.h"
 
 #include "catalog/index.h"
 #include "catalog/namespace.h"
@@ -897,6 +898,64 @@ fc_rebuild_invalid_index(Relation rel, Relation ind)
 	PG_END_TRY();
 }
 
+/*
+ * A valid index whose rebuild fails (a user function in its expression or
+ * predicate raises an error, or a constraint no longer holds) must not keep
+ * every database's tables closed: that would let any table owner close
+ * everyone's tables at every start.  Mark it not valid and leave it empty,
+ * as a failed CREATE INDEX CONCURRENTLY is left: queries stop using it,
+ * writers go on maintaining it if it is ready, and REINDEX rebuilds it.
+ */
+static void
+fc_rebuild_valid_index(Relation rel, Relation ind, bool parallel)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	IndexInfo  *info;
+
+	BeginInternalSubTransaction(NULL);
+	PG_TRY();
+	{
+		/* the parallel workers' lock is WAL-logged under this subxact's id */
+		if (parallel)
+			(void) GetCurrentTransactionId();
+		/* a function in the index that sleeps must not hold every table closed */
+		if (fc_recovery_index_timeout_ms > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, fc_recovery_index_timeout_ms);
+		index_build(rel, ind, BuildIndexInfo(ind), true, parallel);
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(WARNING,
+				(errmsg("pg_fastckpt: index \"%s\" of fastckpt table \"%s\" could not be rebuilt at startup; it is marked not valid and left empty",
+						RelationGetRelationName(ind), RelationGetRelationName(rel)),
+				 errdetail("The rebuild failed with: %s", edata->message),
+				 errhint("Fix the cause and REINDEX the index.")));
+		FreeErrorData(edata);
+
+		RelationTruncate(ind, 0);
+		info = fc_unchecked_index_info(ind);
+		info->ii_Predicate = list_make1(makeBoolConst(false, false));
+		index_build(rel, ind, info, true, false);
+		index_set_state_flags(RelationGetRelid(ind), INDEX_DROP_CLEAR_VALID);
+		CommandCounterIncrement();
+	}
+	PG_END_TRY();
+}
+
 static bool
 fc_rebuild_index(const FcIndexJob *job)
 {
@@ -933,7 +992,7 @@ fc_rebuild_index(const FcIndexJob *job)
 			if (parallel)
 				(void) GetCurrentTransactionId();
 			if (ind->rd_index->indisvalid)
-				index_build(rel, ind, BuildIndexInfo(ind), true, parallel);
+				fc_rebuild_valid_index(rel, ind, parallel);
 			else
 				fc_rebuild_invalid_index(rel, ind);
 			error_context_stack = errcb.previous;
