@@ -346,6 +346,37 @@ INSERT INTO rw_typed SELECT 2, 'x', string_agg(chr(1000 + (g * 7919) % 900), '')
 SELECT id, length(s), length(t) FROM rw_typed ORDER BY id;
 DROP TABLE rw_typed;
 DROP TYPE rw_row;
+-- a bounded column added beside an unbounded one: rows that filled their
+-- slots still take an UPDATE, which stores them with the new column (h37)
+CREATE TABLE rw_full (id int, t text) USING fastckpt;
+INSERT INTO rw_full SELECT 1, string_agg(md5(g::text), '') FROM generate_series(1, 7) g;
+ALTER TABLE rw_full ADD COLUMN x bigint DEFAULT 1;
+UPDATE rw_full SET x = 2;
+UPDATE rw_full SET id = id;
+SELECT id, length(t), x FROM rw_full;
+DROP TABLE rw_full;
+-- a column type change that PostgreSQL rewrites sizes the slots for the
+-- new columns, as a table created with them (no second rewrite)
+CREATE TABLE rw_retype (id int, k int, v varchar(20)) USING fastckpt;
+INSERT INTO rw_retype SELECT g, g, 'v' FROM generate_series(1, 100) g;
+ALTER TABLE rw_retype ALTER COLUMN k TYPE bigint;
+CREATE TABLE rw_retyped (id int, k bigint, v varchar(20)) USING fastckpt;
+SELECT a.row_image_bytes = b.row_image_bytes AS sized_as_created
+  FROM fastckpt_stat_tables a, fastckpt_stat_tables b
+ WHERE a.relation = 'rw_retype'::regclass AND b.relation = 'rw_retyped'::regclass;
+SELECT count(*), sum(k) FROM rw_retype;
+DROP TABLE rw_retype, rw_retyped;
+-- ... also the partitions of a partitioned typed table
+CREATE TYPE rw_prow AS (id int, s varchar(10));
+CREATE TABLE rw_typed_part OF rw_prow (PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE rw_typed_part1 PARTITION OF rw_typed_part FOR VALUES FROM (0) TO (100) USING fastckpt;
+ALTER TYPE rw_prow ADD ATTRIBUTE u varchar(200) CASCADE;
+INSERT INTO rw_typed_part SELECT 5, 'x', string_agg(chr(1000 + (g * 7919) % 900), '') FROM generate_series(1, 200) g;
+ALTER TYPE rw_prow ALTER ATTRIBUTE s TYPE varchar(300) CASCADE;
+UPDATE rw_typed_part SET s = (SELECT string_agg(chr(1000 + (g * 7919) % 900), '') FROM generate_series(1, 300) g);
+SELECT id, length(s), length(u) FROM rw_typed_part ORDER BY id;
+DROP TABLE rw_typed_part;
+DROP TYPE rw_prow;
 
 DROP TABLE rw, rw_am, rw_am2, rw_ctas, rw_ctas_empty, rw_ctas_exec, rw_into,
 	rw_ctas_explain, rw_into_explain,

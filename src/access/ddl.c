@@ -117,7 +117,8 @@ fc_new_storage_capacity(Relation rel, const RelFileNode *newrnode)
 		fc_gate_wait(old);		/* its longest row may not be back yet */
 		old_tbl = fc_table_for_rel(old);
 		if (fc_alter_table_running)
-			capacity = Max(capacity, old_tbl->layout.image_capacity);
+			capacity = Max(Max(capacity, old_tbl->layout.image_capacity),
+						   fc_alter_row_target(source, rel));
 		else
 			capacity = Max(capacity, MAXALIGN(fc_table_max_live_len(old_tbl)));
 		table_close(old, NoLock);

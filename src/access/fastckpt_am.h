@@ -360,6 +360,8 @@ extern void fc_record_sizing_options(Oid relid, const FcSizingOptions *given);
 extern void fc_sizing_options_after_alter(Oid relid, const FcSizingOptions *before,
 										  const FcSizingOptions *change);
 extern uint32 fc_row_image_capacity(Relation rel, bool *exact);
+extern uint32 fc_row_image_need(Relation rel);
+extern uint32 fc_alter_row_target(Oid relid, Relation newrel);
 
 /* what a CREATE or ALTER TABLE does to them */
 typedef struct FcSizingChange

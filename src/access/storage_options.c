@@ -294,6 +294,29 @@ fc_row_image_capacity(Relation rel, bool *exact)
 	return fc_row_image_capacity_desc(RelationGetDescr(rel), &sizing, exact);
 }
 
+/*
+ * What the table's rows need by their column types alone: as
+ * fc_row_image_capacity, without the floor of the row size for unbounded
+ * columns.  ALTER TABLE grows the slots by the growth of this (utility.c).
+ */
+uint32
+fc_row_image_need(Relation rel)
+{
+	FcSizing	sizing = {0, fc_bytes_per_char};
+	FcSizingOptions opts;
+	Oid			source = fc_rewritten_table(RelationGetRelationName(rel),
+											RelationGetNamespace(rel));
+
+	if (fc_statement_sizing != NULL)
+		opts = *fc_statement_sizing;
+	else
+		(void) fc_relation_sizing_options(OidIsValid(source) ? source : RelationGetRelid(rel),
+										  &opts);
+	if (opts.bytes_per_char >= 0)
+		sizing.bytes_per_char = opts.bytes_per_char;
+	return fc_row_image_capacity_desc(RelationGetDescr(rel), &sizing, NULL);
+}
+
 /* ---- the statements that name the parameters (utility.c) ---- */
 
 /* Before CREATE TABLE or CREATE TABLE AS: take the parameters out. */

@@ -365,8 +365,49 @@ fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 typedef struct FcRowNeed
 {
 	Oid			relid;
-	uint32		before;
+	uint32		before;			/* what the columns needed (no row size floor) */
+	uint32		have;			/* the slots' row image bytes before the ALTER */
+	uint32		before_cap;		/* fc_row_image_capacity before the ALTER */
+	int			natts;			/* attributes before the ALTER */
 } FcRowNeed;
+
+/* the needs of the ALTER TABLE running, for its own rewrites (ddl.c) */
+static const FcRowNeed *fc_running_needs = NULL;
+static int	fc_running_nneeds = 0;
+
+/*
+ * Row image bytes a rewrite of relid under the running ALTER TABLE needs:
+ * the slots it had, grown by what its new columns (newrel's) need more, or
+ * 0 if the ALTER noted nothing for it.
+ */
+uint32
+fc_alter_row_target(Oid relid, Relation newrel)
+{
+	for (int i = 0; i < fc_running_nneeds; i++)
+	{
+		uint32		after;
+
+		if (fc_running_needs[i].relid != relid)
+			continue;
+		after = fc_row_image_need(newrel);
+		if (after <= fc_running_needs[i].before)
+			return fc_running_needs[i].have;
+		else
+		{
+			/* as fc_resize_slots_after_alter: the longest row must fit too */
+			Relation	old = table_open(relid, NoLock);
+			uint32		grow = (after - fc_running_needs[i].before) +
+				MAXIMUM_ALIGNOF * (1 + Max(RelationGetNumberOfAttributes(newrel) - fc_running_needs[i].natts, 0));
+			uint32		longest = fc_table_max_live_len(fc_table_for_rel(old));
+
+			table_close(old, NoLock);
+			return Min(MAXALIGN(Max(fc_running_needs[i].have + (after - fc_running_needs[i].before),
+									longest + grow)),
+					   FC_MAX_IMAGE_CAPACITY);
+		}
+	}
+	return 0;
+}
 
 static bool
 fc_alter_widens(AlterTableStmt *stmt)
@@ -441,7 +482,13 @@ fc_note_row_needs(AlterTableStmt *stmt, int *nneeds)
 	if (!OidIsValid(relid))
 		return NULL;			/* IF EXISTS, and it does not */
 	if (stmt->objtype == OBJECT_TYPE)
-		rels = fc_typed_tables(get_rel_type_id(relid), lockmode);	/* CASCADE */
+	{
+		/* CASCADE: the typed tables, and their partitions (h37 F2) */
+		rels = NIL;
+		foreach(lc, fc_typed_tables(get_rel_type_id(relid), lockmode))
+			rels = list_concat_unique_oid(rels,
+										  find_all_inheritors(lfirst_oid(lc), lockmode, NULL));
+	}
 	else
 		rels = stmt->relation->inh ? find_all_inheritors(relid, lockmode, NULL) :
 			list_make1_oid(relid);
@@ -454,7 +501,10 @@ fc_note_row_needs(AlterTableStmt *stmt, int *nneeds)
 			continue;
 		rel = table_open(lfirst_oid(lc), NoLock);
 		needs[*nneeds].relid = RelationGetRelid(rel);
-		needs[*nneeds].before = fc_row_image_capacity(rel, NULL);
+		needs[*nneeds].before = fc_row_image_need(rel);
+		needs[*nneeds].have = fc_table_for_rel(rel)->layout.image_capacity;
+		needs[*nneeds].before_cap = fc_row_image_capacity(rel, NULL);
+		needs[*nneeds].natts = RelationGetNumberOfAttributes(rel);
 		(*nneeds)++;
 		table_close(rel, NoLock);
 	}
@@ -470,7 +520,9 @@ fc_resize_slots_after_alter(const FcRowNeed *needs, int nneeds)
 	{
 		Relation	rel = try_table_open(needs[i].relid, NoLock);
 		uint32		after;
+		uint32		after_cap;
 		uint32		have;
+		uint32		target;
 
 		if (rel == NULL)
 			continue;
@@ -479,17 +531,39 @@ fc_resize_slots_after_alter(const FcRowNeed *needs, int nneeds)
 			table_close(rel, NoLock);	/* the ALTER made it heap */
 			continue;
 		}
-		after = fc_row_image_capacity(rel, NULL);
+		after = fc_row_image_need(rel);
+		after_cap = fc_row_image_capacity(rel, NULL);
 		have = fc_table_for_rel(rel)->layout.image_capacity;
 		table_close(rel, NoLock);
-		if (after <= needs[i].before)
-			continue;
+		target = 0;
+		if (after_cap > needs[i].before_cap)	/* sizing parameters, bounded columns */
+			target = needs[i].have + (after_cap - needs[i].before_cap);
+		if (after > needs[i].before && target <= have)
+		{
+			/*
+			 * New columns beside unbounded ones, which the row size floor
+			 * hides: the rows already there must still fit once an UPDATE
+			 * stores them with the new columns (one alignment pad each, and
+			 * a longer null bitmap).  Rewrite only if the longest does not.
+			 */
+			uint32		grow = (after - needs[i].before) +
+				MAXIMUM_ALIGNOF * (1 + Max(RelationGetNumberOfAttributes(rel) - needs[i].natts, 0));
+			uint32		longest;
+
+			rel = table_open(needs[i].relid, NoLock);
+			longest = fc_table_max_live_len(fc_table_for_rel(rel));
+			table_close(rel, NoLock);
+			if (longest + grow > have)
+				target = Max(target, Max(needs[i].have + (after - needs[i].before), longest + grow));
+		}
+		target = Min(MAXALIGN(target), FC_MAX_IMAGE_CAPACITY);
+		if (target <= have)
+			continue;			/* no more room needed, or the ALTER's own rewrite gave it */
 		PG_TRY();
 		{
 			ClusterParams params = {0};
 
-			fc_resize_capacity = Min(MAXALIGN(have + (after - needs[i].before)),
-									 FC_MAX_IMAGE_CAPACITY);
+			fc_resize_capacity = target;
 			cluster_rel(needs[i].relid, InvalidOid, &params);
 		}
 		PG_FINALLY();
@@ -660,13 +734,19 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 		bool		database_stmt = fc_prepare_database_stmt(parsetree);
 		bool		outer_alter = fc_alter_table_running;
 		const FcSizingOptions *outer_sizing = fc_statement_sizing;
+		const FcRowNeed *outer_needs = fc_running_needs;
+		int			outer_nneeds = fc_running_nneeds;
 
 		PG_TRY();
 		{
 			if (database_stmt)
 				fc_database_stmt = parsetree;
 			if (IsA(parsetree, AlterTableStmt))
+			{
 				fc_alter_table_running = true;
+				fc_running_needs = row_needs;
+				fc_running_nneeds = nrow_needs;
+			}
 			if (sizing.given && !IsA(parsetree, AlterTableStmt))
 				fc_statement_sizing = &sizing.change;
 			fc_run_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -677,6 +757,8 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 			if (database_stmt)
 				fc_database_stmt = NULL;
 			fc_alter_table_running = outer_alter;
+			fc_running_needs = outer_needs;
+			fc_running_nneeds = outer_nneeds;
 			fc_statement_sizing = outer_sizing;
 		}
 		PG_END_TRY();
