@@ -269,13 +269,13 @@ fc_sizing_options_after_alter(Oid relid, const FcSizingOptions *before,
 }
 
 /*
- * Image capacity for the table's rows: its column types, sized with its
- * parameters where it has them, else with the session's settings.  A
- * rewrite's transient table is sized with those of the table it copies; a
- * table being created, with those its statement gives.
+ * The sizing of the table's rows: its parameters where it has them, else
+ * the session's settings.  A rewrite's transient table is sized with those
+ * of the table it copies; a table being created, with those its statement
+ * gives.
  */
-uint32
-fc_row_image_capacity(Relation rel, bool *exact)
+static FcSizing
+fc_table_sizing(Relation rel)
 {
 	FcSizing	sizing = {fc_default_row_size, fc_bytes_per_char};
 	FcSizingOptions opts;
@@ -291,6 +291,15 @@ fc_row_image_capacity(Relation rel, bool *exact)
 		sizing.row_size = opts.row_size;
 	if (opts.bytes_per_char >= 0)
 		sizing.bytes_per_char = opts.bytes_per_char;
+	return sizing;
+}
+
+/* Image capacity for the table's rows, by its column types and sizing. */
+uint32
+fc_row_image_capacity(Relation rel, bool *exact)
+{
+	FcSizing	sizing = fc_table_sizing(rel);
+
 	return fc_row_image_capacity_desc(RelationGetDescr(rel), &sizing, exact);
 }
 
@@ -302,18 +311,9 @@ fc_row_image_capacity(Relation rel, bool *exact)
 uint32
 fc_row_image_need(Relation rel)
 {
-	FcSizing	sizing = {0, fc_bytes_per_char};
-	FcSizingOptions opts;
-	Oid			source = fc_rewritten_table(RelationGetRelationName(rel),
-											RelationGetNamespace(rel));
+	FcSizing	sizing = fc_table_sizing(rel);
 
-	if (fc_statement_sizing != NULL)
-		opts = *fc_statement_sizing;
-	else
-		(void) fc_relation_sizing_options(OidIsValid(source) ? source : RelationGetRelid(rel),
-										  &opts);
-	if (opts.bytes_per_char >= 0)
-		sizing.bytes_per_char = opts.bytes_per_char;
+	sizing.row_size = 0;
 	return fc_row_image_capacity_desc(RelationGetDescr(rel), &sizing, NULL);
 }
 

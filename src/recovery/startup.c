@@ -368,27 +368,11 @@ static bool
 fc_restore_prepared(char *error, size_t errlen)
 {
 	List	   *reindex = NIL;
-	ListCell   *lc;
 	int			restored;
 
-	if (!fc_prepared_restore(&reindex, &restored, error, errlen))
+	if (!fc_prepared_restore(&reindex, &restored, error, errlen) ||
+		(reindex != NIL && !fc_rebuild_all_indexes(reindex, error, errlen)))
 		return false;
-	foreach(lc, reindex)
-	{
-		Oid			dboid = lfirst_oid(lc);
-		bool		complete;
-
-		(void) fc_rebuild_database(dboid, false, &complete, NULL);
-		if (!complete)
-			(void) fc_rebuild_database(dboid, false, &complete, NULL);
-		if (!complete)
-		{
-			snprintf(error, errlen,
-					 "the indexes of the fastckpt tables of database %u could not be rebuilt with the rows of its prepared transactions; the errors are in the server log",
-					 dboid);
-			return false;
-		}
-	}
 	if (restored > 0)
 		ereport(LOG,
 				(errmsg("pg_fastckpt: the rows of %d prepared transactions were put back", restored)));
@@ -857,60 +841,22 @@ fc_unchecked_index_info(Relation ind)
 	return info;
 }
 
-static void
-fc_rebuild_invalid_index(Relation rel, Relation ind)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	IndexInfo  *info;
-
-	BeginInternalSubTransaction(NULL);
-	PG_TRY();
-	{
-		index_build(rel, ind, fc_unchecked_index_info(ind), true, false);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ereport(WARNING,
-				(errmsg("pg_fastckpt: invalid index \"%s\" could not be rebuilt at startup, and is left empty",
-						RelationGetRelationName(ind)),
-				 errdetail("The rebuild failed with: %s", edata->message),
-				 errhint("Drop the index, as after any failed CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY.")));
-		FreeErrorData(edata);
-
-		/* a predicate no row passes: nothing evaluated, an empty index */
-		RelationTruncate(ind, 0);
-		info = fc_unchecked_index_info(ind);
-		info->ii_Predicate = list_make1(makeBoolConst(false, false));
-		index_build(rel, ind, info, true, false);
-	}
-	PG_END_TRY();
-}
-
 /*
- * A valid index whose rebuild fails (a user function in its expression or
- * predicate raises an error, or a constraint no longer holds) must not keep
- * every database's tables closed: that would let any table owner close
- * everyone's tables at every start.  Mark it not valid and leave it empty,
- * as a failed CREATE INDEX CONCURRENTLY is left: queries stop using it,
- * writers go on maintaining it if it is ready, and REINDEX rebuilds it.
+ * Rebuild an index in a subtransaction, and if that fails (a user function
+ * in its expression or predicate raises an error, or waits longer than
+ * pg_fastckpt.recovery_index_timeout; a constraint no longer holds), leave
+ * it empty -- a predicate no row passes: nothing evaluated -- and not
+ * valid, with a warning.  One table owner's index must not keep every
+ * database's tables closed (h36 B).  A valid index is so left as a failed
+ * CREATE INDEX CONCURRENTLY leaves one: queries stop using it, writers go
+ * on maintaining it, and REINDEX rebuilds it.
  */
 static void
-fc_rebuild_valid_index(Relation rel, Relation ind, bool parallel)
+fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
+	bool		valid = ind->rd_index->indisvalid;
 	IndexInfo  *info;
 
 	BeginInternalSubTransaction(NULL);
@@ -919,10 +865,10 @@ fc_rebuild_valid_index(Relation rel, Relation ind, bool parallel)
 		/* the parallel workers' lock is WAL-logged under this subxact's id */
 		if (parallel)
 			(void) GetCurrentTransactionId();
-		/* a function in the index that sleeps must not hold every table closed */
 		if (fc_recovery_index_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, fc_recovery_index_timeout_ms);
-		index_build(rel, ind, BuildIndexInfo(ind), true, parallel);
+		index_build(rel, ind, valid ? BuildIndexInfo(ind) : fc_unchecked_index_info(ind),
+					true, parallel);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
@@ -939,19 +885,29 @@ fc_rebuild_valid_index(Relation rel, Relation ind, bool parallel)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		ereport(WARNING,
-				(errmsg("pg_fastckpt: index \"%s\" of fastckpt table \"%s\" could not be rebuilt at startup; it is marked not valid and left empty",
-						RelationGetRelationName(ind), RelationGetRelationName(rel)),
-				 errdetail("The rebuild failed with: %s", edata->message),
-				 errhint("Fix the cause and REINDEX the index.")));
+		if (valid)
+			ereport(WARNING,
+					(errmsg("pg_fastckpt: index \"%s\" of fastckpt table \"%s\" could not be rebuilt at startup; it is marked not valid and left empty",
+							RelationGetRelationName(ind), RelationGetRelationName(rel)),
+					 errdetail("The rebuild failed with: %s", edata->message),
+					 errhint("Fix the cause and REINDEX the index.")));
+		else
+			ereport(WARNING,
+					(errmsg("pg_fastckpt: invalid index \"%s\" could not be rebuilt at startup, and is left empty",
+							RelationGetRelationName(ind)),
+					 errdetail("The rebuild failed with: %s", edata->message),
+					 errhint("Drop the index, as after any failed CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY.")));
 		FreeErrorData(edata);
 
 		RelationTruncate(ind, 0);
 		info = fc_unchecked_index_info(ind);
 		info->ii_Predicate = list_make1(makeBoolConst(false, false));
 		index_build(rel, ind, info, true, false);
-		index_set_state_flags(RelationGetRelid(ind), INDEX_DROP_CLEAR_VALID);
-		CommandCounterIncrement();
+		if (valid)
+		{
+			index_set_state_flags(RelationGetRelid(ind), INDEX_DROP_CLEAR_VALID);
+			CommandCounterIncrement();
+		}
 	}
 	PG_END_TRY();
 }
@@ -991,10 +947,7 @@ fc_rebuild_index(const FcIndexJob *job)
 			 */
 			if (parallel)
 				(void) GetCurrentTransactionId();
-			if (ind->rd_index->indisvalid)
-				fc_rebuild_valid_index(rel, ind, parallel);
-			else
-				fc_rebuild_invalid_index(rel, ind);
+			fc_rebuild_index_guarded(rel, ind, parallel);
 			error_context_stack = errcb.previous;
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
