@@ -3,8 +3,8 @@
  * UndefinedBehaviorSanitizer, of the on-disk formats' codecs in the pure-C
  * core, the very code the server and pg_fastckpt_verify run: log records
  * (validation, entry walkers, CALL parsing), the log stream across segment
- * files, checkpoint blocks, chunk-file scans, manifests and the control
- * file.
+ * files, checkpoint blocks, chunk-file scans, manifests, the control
+ * file and prepared transactions' files.
  *
  * Each case builds a random well-formed object and checks that it reads
  * back exactly; then damages it two ways.  Damage the CRC covers must be
@@ -25,6 +25,7 @@
 #include "core/crc32c.h"
 #include "core/log_format.h"
 #include "core/log_stream.h"
+#include "core/prepared_format.h"
 
 static uint64_t rng_state;
 static long failures;
@@ -33,6 +34,7 @@ static long failures;
 static long walked_records;
 static long walked_blocks;
 static long walked_manifests;
+static long walked_prepared;
 
 /* inputs larger than the readers' buffers (their refill paths) */
 static long long_streams;
@@ -716,6 +718,114 @@ case_control(void)
 	free(copy);
 }
 
+/* ---- a prepared transaction's file ---- */
+
+static void
+walk_prepared(const fc_prepared_header *hdr)
+{
+	fc_prepared_cursor cur;
+	const fc_prepared_slot *slot;
+	const char *image;
+	const uint32_t *xids = fc_prepared_xids(hdr);
+	volatile uint32_t sink = 0;
+
+	for (uint32_t i = 0; i < hdr->nxids; i++)
+		sink ^= xids[i];
+	fc_prepared_cursor_init(&cur, hdr);
+	while (fc_prepared_next(&cur, &slot, &image))
+		for (uint32_t i = 0; i < slot->len; i++)
+			sink ^= (unsigned char) image[i];
+	(void) sink;
+}
+
+static void
+case_prepared_file(void)
+{
+	uint32_t	nxids = 1 + below(8);
+	uint32_t	nslots = below(12);
+	size_t		cap = sizeof(fc_prepared_header) + 8 * 8 + nslots * (sizeof(fc_prepared_slot) + 512);
+	char	   *buf = calloc(1, cap);
+	fc_prepared_header *hdr = (fc_prepared_header *) buf;
+	size_t		len = sizeof(fc_prepared_header);
+	uint8_t		ops[12];
+	uint32_t	lens[12];
+	char	   *copy;
+
+	if (buf == NULL)
+		abort();
+	hdr->magic = FC_PREPARED_MAGIC;
+	hdr->version = FC_PREPARED_VERSION;
+	hdr->fxid = rnd();
+	hdr->nxids = nxids;
+	hdr->nslots = nslots;
+	snprintf(hdr->gid, sizeof(hdr->gid), "gid-%u", below(1000));
+	fill_random(buf + len, nxids * 4);
+	len += FC_PREPARED_ALIGNED(nxids * 4);
+	for (uint32_t i = 0; i < nslots; i++)
+	{
+		fc_prepared_slot *s = (fc_prepared_slot *) (buf + len);
+
+		ops[i] = (uint8_t) (FC_PREP_INSERT + below(3));
+		lens[i] = ops[i] == FC_PREP_DELETE ? 0 : below(500);
+		s->op = ops[i];
+		s->len = lens[i];
+		s->slotno = rnd();
+		fill_random(buf + len + sizeof(fc_prepared_slot), lens[i]);
+		len += fc_prepared_slot_size(lens[i]);
+	}
+	hdr->len = (uint32_t) len;
+	fc_prepared_seal(buf);
+
+	copy = exact(buf, len);
+	CHECK(fc_prepared_check(copy, len) == NULL, "a sealed prepared file fails: %s",
+		  fc_prepared_check(copy, len));
+	{
+		fc_prepared_cursor cur;
+		const fc_prepared_slot *slot;
+		const char *image;
+		uint32_t	n = 0;
+
+		fc_prepared_cursor_init(&cur, (const fc_prepared_header *) copy);
+		while (fc_prepared_next(&cur, &slot, &image))
+		{
+			CHECK(n < nslots && slot->op == ops[n] && slot->len == lens[n],
+				  "slot %u reads back op %d len %u", n, slot->op, slot->len);
+			n++;
+		}
+		CHECK(n == nslots, "%u of %u slots read back", n, nslots);
+	}
+	CHECK(fc_prepared_check(copy, len - 1) != NULL, "a cut prepared file passes");
+	flip_byte(copy, len);
+	CHECK(fc_prepared_check(copy, len) != NULL, "a damaged prepared file passes");
+	free(copy);
+
+	/* damage behind a recomputed CRC: whatever is accepted stays inside */
+	copy = exact(buf, len);
+	scramble(copy, len, 4);
+	{
+		fc_prepared_header *d = (fc_prepared_header *) copy;
+
+		if (d->len >= sizeof(fc_prepared_header) && d->len <= len)
+		{
+			char	   *sized;
+
+			fc_prepared_seal(copy);
+			sized = exact(copy, d->len);
+			if (fc_prepared_check(sized, d->len) == NULL)
+			{
+				walk_prepared((const fc_prepared_header *) sized);
+				walked_prepared++;
+			}
+			free(sized);
+		}
+		else
+			CHECK(fc_prepared_check(copy, len) != NULL,
+				  "a prepared file whose length field lies passes");
+	}
+	free(copy);
+	free(buf);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -731,6 +841,7 @@ main(int argc, char **argv)
 		case_ckpt_block();
 		case_manifest();
 		case_control();
+		case_prepared_file();
 		if (i % 10 == 0)
 		{
 			case_log_stream(stream_buf);
@@ -739,8 +850,8 @@ main(int argc, char **argv)
 	}
 	free(stream_buf);
 	free(scan_buf);
-	printf("damaged behind a valid CRC, accepted and walked: %ld records, %ld blocks, %ld manifests\n",
-		   walked_records, walked_blocks, walked_manifests);
+	printf("damaged behind a valid CRC, accepted and walked: %ld records, %ld blocks, %ld manifests, %ld prepared files\n",
+		   walked_records, walked_blocks, walked_manifests, walked_prepared);
 	printf("longer than the readers' 4 MB buffers: %ld logs, %ld chunk files\n",
 		   long_streams, long_files);
 	printf("%ld cases (seed %llu), %ld failures\n", cases, (unsigned long long) seed, failures);

@@ -14,5 +14,5 @@ gcc -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	-I"$src" -o "$bin" "$here/fuzz_formats.c" \
 	"$src/core/crc32c.c" "$src/core/log_format.c" "$src/core/log_stream.c" \
-	"$src/core/ckpt_format.c" "$src/core/ckpt_scan.c"
+	"$src/core/ckpt_format.c" "$src/core/ckpt_scan.c" "$src/core/prepared_format.c"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$bin" "$@"
