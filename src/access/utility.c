@@ -340,9 +340,9 @@ fc_owned_sequences_log_ahead(Oid relid)
 }
 
 static void
-fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-			   ProcessUtilityContext context, ParamListInfo params,
-			   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+fc_run_next_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					ProcessUtilityContext context, ParamListInfo params,
+					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -350,6 +350,57 @@ fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
+}
+
+/* The arguments of a utility statement, for fc_prepared_finish to run. */
+typedef struct FcUtilityCall
+{
+	PlannedStmt *pstmt;
+	const char *queryString;
+	bool		readOnlyTree;
+	ProcessUtilityContext context;
+	ParamListInfo params;
+	QueryEnvironment *queryEnv;
+	DestReceiver *dest;
+	QueryCompletion *qc;
+} FcUtilityCall;
+
+static void
+fc_run_utility_call(void *arg)
+{
+	FcUtilityCall *c = (FcUtilityCall *) arg;
+
+	fc_run_next_utility(c->pstmt, c->queryString, c->readOnlyTree, c->context,
+						c->params, c->queryEnv, c->dest, c->qc);
+}
+
+/*
+ * Run the statement.  COMMIT and ROLLBACK PREPARED do pg_fastckpt's part
+ * of two-phase commit around PostgreSQL's (txn/prepared.c), after
+ * catalog_watch.c took any checkpoint they need first: a COMMIT PREPARED
+ * holds its CSN from its log record on, which that checkpoint would wait
+ * for.
+ */
+static void
+fc_run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			   ProcessUtilityContext context, ParamListInfo params,
+			   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	TransactionStmt *ts = IsA(pstmt->utilityStmt, TransactionStmt) ?
+		(TransactionStmt *) pstmt->utilityStmt : NULL;
+
+	if (ts != NULL && (ts->kind == TRANS_STMT_COMMIT_PREPARED ||
+					   ts->kind == TRANS_STMT_ROLLBACK_PREPARED))
+	{
+		FcUtilityCall call = {pstmt, queryString, readOnlyTree, context,
+		params, queryEnv, dest, qc};
+
+		fc_prepared_finish(ts->gid, ts->kind == TRANS_STMT_COMMIT_PREPARED,
+						   fc_run_utility_call, &call);
+	}
+	else
+		fc_run_next_utility(pstmt, queryString, readOnlyTree, context, params,
+							queryEnv, dest, qc);
 }
 
 /*
@@ -793,12 +844,17 @@ fc_process_utility_watched(PlannedStmt *pstmt, const char *queryString,
 }
 
 static void
-fc_process_utility_inner(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-						 ProcessUtilityContext context, ParamListInfo params,
-						 QueryEnvironment *queryEnv, DestReceiver *dest,
-						 QueryCompletion *qc)
+fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest,
+				   QueryCompletion *qc)
 {
 	bool		strong = fc_statement_may_lock_strongly(pstmt->utilityStmt);
+
+	/* the gid of a two-phase commit's PREPARE (txn/prepared.c) */
+	if (IsA(pstmt->utilityStmt, TransactionStmt) &&
+		((TransactionStmt *) pstmt->utilityStmt)->kind == TRANS_STMT_PREPARE)
+		fc_prepared_note_gid(((TransactionStmt *) pstmt->utilityStmt)->gid);
 
 	if (strong)
 		fc_gate_wait_quietly();
@@ -823,54 +879,6 @@ fc_process_utility_inner(PlannedStmt *pstmt, const char *queryString, bool readO
 								   params, queryEnv, dest, qc);
 	if (strong)
 		fc_gate_check_held_locks();
-}
-
-/* The arguments of a utility statement, for fc_prepared_finish to run. */
-typedef struct FcUtilityCall
-{
-	PlannedStmt *pstmt;
-	const char *queryString;
-	bool		readOnlyTree;
-	ProcessUtilityContext context;
-	ParamListInfo params;
-	QueryEnvironment *queryEnv;
-	DestReceiver *dest;
-	QueryCompletion *qc;
-} FcUtilityCall;
-
-static void
-fc_run_utility_call(void *arg)
-{
-	FcUtilityCall *c = (FcUtilityCall *) arg;
-
-	fc_process_utility_inner(c->pstmt, c->queryString, c->readOnlyTree, c->context,
-							 c->params, c->queryEnv, c->dest, c->qc);
-}
-
-static void
-fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
-				   ProcessUtilityContext context, ParamListInfo params,
-				   QueryEnvironment *queryEnv, DestReceiver *dest,
-				   QueryCompletion *qc)
-{
-	TransactionStmt *ts = IsA(pstmt->utilityStmt, TransactionStmt) ?
-		(TransactionStmt *) pstmt->utilityStmt : NULL;
-
-	/* two-phase commit of fastckpt rows (txn/prepared.c) */
-	if (ts != NULL && ts->kind == TRANS_STMT_PREPARE)
-		fc_prepared_note_gid(ts->gid);
-	else if (ts != NULL && (ts->kind == TRANS_STMT_COMMIT_PREPARED ||
-							ts->kind == TRANS_STMT_ROLLBACK_PREPARED))
-	{
-		FcUtilityCall call = {pstmt, queryString, readOnlyTree, context,
-		params, queryEnv, dest, qc};
-
-		fc_prepared_finish(ts->gid, ts->kind == TRANS_STMT_COMMIT_PREPARED,
-						   fc_run_utility_call, &call);
-		return;
-	}
-	fc_process_utility_inner(pstmt, queryString, readOnlyTree, context, params,
-							 queryEnv, dest, qc);
 }
 
 static bool

@@ -219,6 +219,29 @@ $node->safe_psql('postgres', q{ROLLBACK PREPARED 'f'});
 restart_after_crash('after a refused COMMIT PREPARED, a checkpoint and ROLLBACK PREPARED');
 is(content(), expect(%rows), '... the checkpoint did not take its rows');
 
+# After a restart, COMMIT PREPARED is taken for a catalog change (what the
+# transaction changed is not known any more), which needs a checkpoint
+# first when calls were logged since the last one: that checkpoint must
+# come before the commit holds its CSN, or each waits for the other (h38).
+$node->safe_psql('postgres', q{
+CREATE TABLE calls (id int PRIMARY KEY) USING fastckpt;
+CREATE FUNCTION add_call(i int) RETURNS void LANGUAGE sql AS 'INSERT INTO calls VALUES (i)';
+SELECT fastckpt_register_procedure('add_call(int)');
+BEGIN;
+UPDATE acct SET v = 11 WHERE id = 90;
+PREPARE TRANSACTION 'g';
+});
+$node->stop;
+$node->start;
+wait_for_tables_open($node);
+$node->safe_psql('postgres', q{SELECT add_call(1)});
+is($node->safe_psql('postgres', q{SELECT call_records FROM fastckpt_stat_log}), '1', 'a call logged after the restart');
+($rc, $out, $err) = $node->psql('postgres', q{SET statement_timeout = '60s'; COMMIT PREPARED 'g'});
+is($rc, 0, 'COMMIT PREPARED after the restart, with a call in the log, completes')
+  or diag($err);
+$rows{90}[1] = 11;
+is(content(), expect(%rows), '... with its rows');
+
 # A damaged file: the tables stay closed, with the reason; put back, they
 # open with the transaction still prepared.
 $node->safe_psql('postgres', q{BEGIN; UPDATE acct SET v = 8 WHERE id = 70; PREPARE TRANSACTION 'e'});
