@@ -378,6 +378,7 @@ static void
 fc_ckpt_error_if_closed(void)
 {
 	char		reason[256];
+	Oid			closed_db;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -385,6 +386,16 @@ fc_ckpt_error_if_closed(void)
 				 errmsg("recovery is in progress"),
 				 errdetail("pg_fastckpt takes no checkpoints during recovery: a standby holds no fastckpt tables."),
 				 errhint("Take fastckpt checkpoints on the primary.")));
+	if (fc_gate_some_database_closed(&closed_db))
+	{
+		ConditionVariableCancelSleep();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("no fastckpt checkpoint can be taken while the fastckpt tables of database \"%s\" stay closed",
+						fc_gate_database_label(closed_db)),
+				 errdetail("Startup recovery could not repeat a logged call there; a checkpoint would drop the log that still holds its commits."),
+				 errhint("The server log says which call. Put back what it needs and restart the server, or drop that database.")));
+	}
 	if (!fc_gate_failed(reason, sizeof(reason)))
 		return;
 	ConditionVariableCancelSleep();
@@ -490,8 +501,10 @@ void
 fc_ckpt_request_quietly(void)
 {
 	char		closed_reason[1];
+	Oid			closed_db;
 
-	if (RecoveryInProgress() || fc_gate_failed(closed_reason, sizeof(closed_reason)))
+	if (RecoveryInProgress() || fc_gate_failed(closed_reason, sizeof(closed_reason)) ||
+		fc_gate_some_database_closed(&closed_db))
 		return;
 	(void) fc_ckpt_post_request();
 }

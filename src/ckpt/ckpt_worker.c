@@ -93,6 +93,13 @@ fc_stats_failure(FcCkptStats *st, void *arg)
 	st->in_progress = false;
 }
 
+/* Not a failed checkpoint: none is attempted (fc_gate_some_database_closed). */
+static void
+fc_stats_note_closed(FcCkptStats *st, void *arg)
+{
+	strlcpy(st->last_error, (const char *) arg, sizeof(st->last_error));
+}
+
 static uint64
 fc_commits_so_far(void)
 {
@@ -108,6 +115,8 @@ fc_checkpointer_main(Datum arg)
 	sigjmp_buf	local_sigjmp_buf;
 	MemoryContext run_cxt;
 	FcCkptStats st;
+	Oid			closed_db;
+	Oid			said_closed = InvalidOid;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -178,6 +187,30 @@ fc_checkpointer_main(Datum arg)
 		}
 		fc_gate_forget_replayed_calls();
 		now = GetCurrentTimestamp();
+
+		/* a database's tables left closed: its commits live in the log only */
+		if (fc_gate_some_database_closed(&closed_db))
+		{
+			if (ShutdownRequestPending)
+				fc_static_worker_exit();
+			if (closed_db != said_closed)
+			{
+				char		msg[256];
+
+				snprintf(msg, sizeof(msg),
+						 "no checkpoint is taken while the fastckpt tables of database %u stay closed",
+						 closed_db);
+				ereport(LOG, (errmsg("pg_fastckpt: %s; the log is kept whole", msg)));
+				fc_ckpt_stats_update(fc_stats_note_closed, msg);
+				said_closed = closed_db;
+			}
+			if (fc_ckpt_pending_requests(handled) > 0)
+			{
+				handled = fc_ckpt_take_requests();
+				fc_ckpt_finish_requests(handled, false);
+			}
+			continue;
+		}
 
 		/* the adaptive policy's load sample */
 		if (TimestampDifferenceExceeds(last_sample, now, fc_adaptive_window_s * 1000))

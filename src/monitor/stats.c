@@ -247,7 +247,11 @@ fastckpt_stat_recovery_internal(PG_FUNCTION_ARGS)
 
 	tupdesc = fc_result_desc(fcinfo, lengthof(values), "fastckpt_stat_recovery");
 	fc_recovery_stats_get(&stats);
-	values[0] = BoolGetDatum(fc_gate_is_open());
+	/* a database kept closed: its own reason (others' are not shown) */
+	if (fc_gate_database_closed(MyDatabaseId, stats.error, sizeof(stats.error)))
+		values[0] = BoolGetDatum(false);
+	else
+		values[0] = BoolGetDatum(fc_gate_passes());
 	values[1] = TimestampTzGetDatum(stats.started_at);
 	nulls[1] = (stats.started_at == 0);
 	values[2] = TimestampTzGetDatum(stats.finished_at);

@@ -235,6 +235,8 @@ fc_statement_changes_catalogs(Node *stmt)
 		case T_RefreshMatViewStmt:
 		case T_AlterSystemStmt:
 		case T_CommentStmt:
+			/* a call sees no other database, and its own cannot be dropped */
+		case T_DropdbStmt:
 			/* replication settings, which no replayed call can see */
 		case T_CreatePublicationStmt:
 		case T_AlterPublicationStmt:

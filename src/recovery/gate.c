@@ -17,6 +17,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "commands/dbcommands.h"
 #include "commands/prepare.h"
 #include "commands/tablecmds.h"
 #include "nodes/nodeFuncs.h"
@@ -50,6 +51,13 @@
 #include "txn/write_set.h"
 
 #define FC_GATE_REPLAYED_DBS	32
+#define FC_GATE_CLOSED_DBS		16
+
+typedef struct FcClosedDb
+{
+	Oid			dbid;
+	char		reason[256];
+} FcClosedDb;
 
 typedef struct FcReplayedCall
 {
@@ -62,6 +70,14 @@ typedef struct FcGate
 	pg_atomic_uint32 open;
 	pg_atomic_uint32 failed;	/* recovery cannot open the tables */
 	pg_atomic_uint32 interrupted;	/* a SIGTERM stopped the leader midway */
+	/*
+	 * Databases whose tables stay closed while the others open (a logged
+	 * call there could not be repeated): set before the gate opens, and
+	 * only dropped databases leave.  closed_dbs counts the entries in use;
+	 * stats_lock protects closed[].
+	 */
+	pg_atomic_uint32 closed_dbs;
+	FcClosedDb	closed[FC_GATE_CLOSED_DBS];
 	/*
 	 * The last replayed call's xid of each database, while a snapshot may
 	 * predate it; replayed_dbs counts the entries in use.  Past
@@ -103,6 +119,7 @@ fc_gate_shmem_init(void)
 		pg_atomic_init_u32(&fc_gate->open, 0);
 		pg_atomic_init_u32(&fc_gate->failed, 0);
 		pg_atomic_init_u32(&fc_gate->interrupted, 0);
+		pg_atomic_init_u32(&fc_gate->closed_dbs, 0);
 		pg_atomic_init_u32(&fc_gate->replayed_dbs, 0);
 		SpinLockInit(&fc_gate->replayed_lock);
 		ConditionVariableInit(&fc_gate->cv);
@@ -219,10 +236,119 @@ fc_gate_failed(char *reason, size_t len)
 	return true;
 }
 
+/*
+ * Close one database's tables, the gate being about to open for the
+ * others; false if too many are closed already (then close them all).
+ */
+bool
+fc_gate_close_database(Oid dbid, const char *reason)
+{
+	uint32		n = pg_atomic_read_u32(&fc_gate->closed_dbs);
+
+	Assert(!fc_gate_is_open());
+	if (n >= FC_GATE_CLOSED_DBS)
+		return false;
+	SpinLockAcquire(&fc_gate->stats_lock);
+	fc_gate->closed[n].dbid = dbid;
+	strlcpy(fc_gate->closed[n].reason, reason, sizeof(fc_gate->closed[n].reason));
+	SpinLockRelease(&fc_gate->stats_lock);
+	pg_atomic_write_u32(&fc_gate->closed_dbs, n + 1);
+	return true;
+}
+
+/* DROP DATABASE of a closed database committed: nothing of it is left. */
+void
+fc_gate_forget_database(Oid dbid)
+{
+	SpinLockAcquire(&fc_gate->stats_lock);
+	for (uint32 i = 0; i < pg_atomic_read_u32(&fc_gate->closed_dbs); i++)
+	{
+		uint32		last = pg_atomic_read_u32(&fc_gate->closed_dbs) - 1;
+
+		if (fc_gate->closed[i].dbid != dbid)
+			continue;
+		fc_gate->closed[i] = fc_gate->closed[last];
+		pg_atomic_write_u32(&fc_gate->closed_dbs, last);
+		break;
+	}
+	SpinLockRelease(&fc_gate->stats_lock);
+}
+
+/*
+ * Are dbid's tables kept closed?  Then the reason goes to reason (if not
+ * NULL).
+ */
+bool
+fc_gate_database_closed(Oid dbid, char *reason, size_t len)
+{
+	bool		closed = false;
+
+	if (likely(pg_atomic_read_u32(&fc_gate->closed_dbs) == 0))
+		return false;
+	SpinLockAcquire(&fc_gate->stats_lock);
+	for (uint32 i = 0; i < pg_atomic_read_u32(&fc_gate->closed_dbs); i++)
+	{
+		if (fc_gate->closed[i].dbid != dbid)
+			continue;
+		closed = true;
+		if (reason != NULL)
+			strlcpy(reason, fc_gate->closed[i].reason, len);
+		break;
+	}
+	SpinLockRelease(&fc_gate->stats_lock);
+	return closed;
+}
+
+/*
+ * Checkpoints would write a closed database's tables as recovery left
+ * them, part way, and drop the log that holds the rest: none is taken
+ * while a database is closed.  True, with one closed database in *dbid,
+ * if so.
+ */
+bool
+fc_gate_some_database_closed(Oid *dbid)
+{
+	if (likely(pg_atomic_read_u32(&fc_gate->closed_dbs) == 0))
+		return false;
+	SpinLockAcquire(&fc_gate->stats_lock);
+	*dbid = pg_atomic_read_u32(&fc_gate->closed_dbs) == 0 ? InvalidOid : fc_gate->closed[0].dbid;
+	SpinLockRelease(&fc_gate->stats_lock);
+	return OidIsValid(*dbid);
+}
+
+/* A database's name for messages, or its OID once it is gone. */
+const char *
+fc_gate_database_label(Oid dbid)
+{
+	char	   *name = get_database_name(dbid);
+
+	return name != NULL ? name : psprintf("%u", dbid);
+}
+
+/*
+ * May this backend use fastckpt tables: is the gate open, and its
+ * database not closed?  Once the gate is open, a database's state stays
+ * (only a dropped database, where nobody is connected, leaves the closed
+ * list), so a backend looks it up once.
+ */
+static int	fc_my_db_closed = -1;
+
+bool
+fc_gate_passes(void)
+{
+	if (likely(fc_my_db_closed == 0))
+		return true;
+	if (pg_atomic_read_u32(&fc_gate->open) == 0)
+		return false;
+	if (fc_my_db_closed < 0 && OidIsValid(MyDatabaseId))
+		fc_my_db_closed = fc_gate_database_closed(MyDatabaseId, NULL, 0) ? 1 : 0;
+	return fc_my_db_closed != 1;
+}
+
 void
 fc_gate_wait(Relation rel)
 {
-	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
+	if (likely(fc_gate_passes()) || fc_in_recovery_worker)
 		return;
 	fc_gate_wait_for(psprintf("fastckpt table \"%s\"", RelationGetRelationName(rel)));
 }
@@ -308,7 +434,7 @@ fc_gate_await(long *waited)
 static bool
 fc_gate_needs_no_wait(void)
 {
-	if (likely(pg_atomic_read_u32(&fc_gate->open) != 0) || fc_in_recovery_worker)
+	if (likely(fc_gate_passes()) || fc_in_recovery_worker)
 		return true;
 	if (fc_gate_parallel_recovery_member())
 	{
@@ -327,6 +453,7 @@ fc_gate_wait_for(const char *what)
 {
 	long		waited;
 	FcRecoveryStats stats;
+	char		closed_reason[256];
 
 	if (fc_gate_needs_no_wait())
 		return;
@@ -341,6 +468,15 @@ fc_gate_wait_for(const char *what)
 	switch (fc_gate_await(&waited))
 	{
 		case FC_GATE_OPENED:
+			if (fc_gate_database_closed(MyDatabaseId, closed_reason, sizeof(closed_reason)))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("%s is not available: startup recovery could not restore the fastckpt tables of database \"%s\"",
+								what, fc_gate_database_label(MyDatabaseId)),
+						 errdetail("%s", closed_reason),
+						 errhint("The tables of other databases are open. Put back what the call needs and restart the server, "
+								 "or restart it with pg_fastckpt.recovery_accept_call_mismatch on to accept what replay does; "
+								 "the server log says more.")));
 			break;
 		case FC_GATE_FAILED:
 			fc_recovery_stats_get(&stats);
@@ -761,7 +897,7 @@ static PlannedStmt *
 fc_gate_planner(Query *parse, const char *query_string, int cursorOptions,
 				ParamListInfo boundParams)
 {
-	if (unlikely(!fc_gate_is_open()) && !fc_in_recovery_worker)
+	if (unlikely(!fc_gate_passes()) && !fc_in_recovery_worker)
 		(void) query_tree_walker(parse, fc_gate_walker, NULL, QTW_EXAMINE_RTES_BEFORE);
 	if (prev_planner_hook)
 		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
@@ -905,7 +1041,7 @@ fc_gate_post_parse(ParseState *pstate, Query *query, JumbleState *jstate)
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
 	/* a standby opens no fastckpt table: their scans say so at once */
-	if (unlikely(!fc_gate_is_open()) && !fc_in_recovery_worker &&
+	if (unlikely(!fc_gate_passes()) && !fc_in_recovery_worker &&
 		query->commandType == CMD_UTILITY && query->utilityStmt != NULL &&
 		!RecoveryInProgress())
 		fc_gate_wait_before_snapshot(query->utilityStmt, pstate);

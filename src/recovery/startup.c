@@ -315,8 +315,10 @@ fc_drop_orphan_databases(List *dbs)
 
 /*
  * Replay, database by database, the records from each one's first CALL
- * record on, in commit order (call_replay.c).  False, with the reason in
- * error, if a database's calls could not all be repeated.
+ * record on, in commit order (call_replay.c).  A database whose calls
+ * could not all be repeated keeps its tables closed; the others open (one
+ * role's routine must not close every database).  False, with the reason
+ * in error, if too many are closed for the gate to tell them apart.
  */
 static bool
 fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
@@ -338,16 +340,27 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 						(errmsg("pg_fastckpt: database %u was dropped during recovery", db->dbid)));
 				continue;
 			}
-			return false;
+			/* never open tables without an acknowledged commit */
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("pg_fastckpt: startup recovery failed for database %u; its fastckpt tables stay closed",
+							db->dbid),
+					 errdetail("A logged call of a registered routine could not be repeated: %s", error),
+					 errhint("The tables of other databases open, but no fastckpt checkpoint is taken, and the log is kept whole, "
+							 "until this database's tables open or it is dropped. Put back what the call needs "
+							 "(the routine as it was, its role and privileges) and restart the server.")));
+			if (!fc_gate_close_database(db->dbid, error))
+				return false;
+			continue;
 		}
 		fc_recovery_stats_add_calls(result.calls, result.calls_mismatched, result.seconds);
 		if (result.calls_mismatched > 0)
 		{
-			/* the checkpoint writer takes it once it starts */
+			/* the checkpoint writer takes it once it starts (none if a database is closed) */
 			ereport(LOG,
 					(errmsg("pg_fastckpt: database %u: %llu calls were not repeated exactly and were accepted (pg_fastckpt.recovery_accept_call_mismatch); a checkpoint makes that final",
 							db->dbid, (unsigned long long) result.calls_mismatched)));
-			fc_ckpt_request(false);
+			fc_ckpt_request_quietly();
 		}
 		ereport(LOG,
 				(errmsg("pg_fastckpt: database %u: %llu calls and %llu row-image records replayed in commit order in %.3f s (%llu rows, %llu index rebuilds)",
@@ -501,8 +514,8 @@ fc_recover(void)
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
-					 errdetail("A logged call of a registered routine could not be repeated: %s", error),
-					 errhint("The checkpoint and the log are kept. Put back what the call needs (the routine as it was, its role and privileges) and restart the server.")));
+					 errdetail("The logged calls of too many databases could not be repeated; the last: %s", error),
+					 errhint("The checkpoint and the log are kept. Put back what the calls need (the routines as they were, their roles and privileges) and restart the server.")));
 			fc_gate_fail(error);
 			fc_recovery_idle();
 		}

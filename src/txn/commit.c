@@ -305,10 +305,12 @@ void
 fc_commit_checkpoint_for_calls(void)
 {
 	char		closed_reason[1];
+	Oid			closed_db;
 
 	fc_ckpt_first = false;
 	/* tables kept closed log no calls, and what replay needs can be fixed */
-	if (fc_gate_failed(closed_reason, sizeof(closed_reason)))
+	if (fc_gate_failed(closed_reason, sizeof(closed_reason)) ||
+		fc_gate_database_closed(MyDatabaseId, NULL, 0))
 		return;
 
 	/*
@@ -319,6 +321,15 @@ fc_commit_checkpoint_for_calls(void)
 		fc_gate_wait_for("this change (startup recovery may replay logged calls against the catalogs)");
 	if (!fc_ckpt_calls_since_last())
 		return;
+	if (fc_gate_some_database_closed(&closed_db))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot change the catalogs while the fastckpt tables of database \"%s\" stay closed",
+						fc_gate_database_label(closed_db)),
+				 errdetail("Logged calls of registered routines would replay against the changed catalogs: pg_fastckpt takes a checkpoint before such a change commits, "
+						   "and takes none while startup recovery has left a database's tables closed."),
+				 errhint("Ask the administrator: the server log says which call could not be repeated. "
+						 "Once that database's tables open (put back what the call needs and restart the server) or it is dropped, retry.")));
 	ereport(DEBUG1,
 			(errmsg("pg_fastckpt: taking a checkpoint before this commit: logged calls of registered routines precede it")));
 	fc_ckpt_request(true);

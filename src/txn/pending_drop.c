@@ -16,6 +16,7 @@
 #include "utils/memutils.h"
 
 #include "procs/procs.h"
+#include "recovery/gate.h"
 #include "store/table_store.h"
 #include "txn/write_set.h"
 
@@ -100,6 +101,7 @@ fc_do_drop(FcPendingDrop *p)
 	{
 		fc_table_drop_database(p->rnode.dbNode);
 		fc_procs_forget(p->rnode.dbNode, InvalidOid);
+		fc_gate_forget_database(p->rnode.dbNode);
 	}
 }
 
@@ -233,12 +235,17 @@ fc_wal_records_end(void)
 	return upto;
 }
 
-/* Does this transaction drop a logged storage (or a database) at commit? */
+/*
+ * Does this transaction drop a logged storage at commit?  Not counted: a
+ * dropped database, whose logged calls recovery skips with it, and which
+ * no call of another database can touch (nor need a checkpoint for: the
+ * way out of a database whose tables stay closed).
+ */
 bool
 fc_pending_drops_exist(void)
 {
 	for (FcPendingDrop *p = fc_pending; p != NULL; p = p->next)
-		if (p->at_commit && !p->is_temp)
+		if (p->at_commit && !p->is_temp && OidIsValid(p->rnode.relNode))
 			return true;
 	return false;
 }

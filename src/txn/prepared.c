@@ -802,7 +802,7 @@ fc_prepared_finish(const char *gid, bool commit, fc_prepared_run_fn run, void *a
 	 * Startup recovery puts the rows of prepared transactions back last:
 	 * until then, finishing one of ours would commit or roll back nothing.
 	 */
-	if (!fc_gate_is_open() && fc_prepared_file_for_gid(gid))
+	if (!fc_gate_passes() && fc_prepared_file_for_gid(gid))
 		fc_gate_wait_for(psprintf("%s of a transaction that wrote fastckpt tables",
 								  commit ? "COMMIT PREPARED" : "ROLLBACK PREPARED"));
 	memset(f, 0, sizeof(FcFinish));
@@ -1060,6 +1060,12 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 			break;
 		}
 		hdr = (const fc_prepared_header *) data;
+		if (fc_gate_database_closed(hdr->dbid, NULL, 0))
+		{
+			/* kept for the restart that opens its database's tables */
+			pfree(data);
+			continue;
+		}
 		if (!fc_still_prepared(hdr->fxid))
 		{
 			/* committed (its log record has the rows), or never prepared */

@@ -1,0 +1,187 @@
+# A logged call that startup recovery cannot repeat keeps the fastckpt
+# tables of its own database closed, not every database's: one role's
+# routine must not take the whole server's tables down at the next crash.
+# While a database stays closed, the others read and write, no checkpoint
+# is taken and the log is kept whole (their commits survive another
+# crash), catalog changes that would need a checkpoint are refused with
+# the reason, and the closed database's prepared transactions wait.  The
+# ways out: put back what the call needs and restart, or drop the
+# database.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $node = fastckpt_node('closed_db', q{
+max_prepared_transactions = 5
+pg_fastckpt.checkpoint_timeout = '1h'
+pg_fastckpt.max_log_size = 0
+pg_fastckpt.recovery_wait_timeout = '2s'
+});
+wait_for_tables_open($node);
+
+sub setup_database
+{
+	my ($db) = @_;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, q{
+CREATE EXTENSION pg_fastckpt;
+CREATE TABLE mm (id int PRIMARY KEY, v int NOT NULL) USING fastckpt;
+INSERT INTO mm SELECT g, 0 FROM generate_series(1, 10) g;
+CREATE FUNCTION divisor() RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 1';
+CREATE FUNCTION add_ratio(p int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE mm SET v = v + 10 / divisor() WHERE id = p;
+END $$;
+SELECT fastckpt_register_procedure('add_ratio(int)');
+});
+	return;
+}
+
+sub content
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, q{SELECT string_agg(id || ':' || v, ' ' ORDER BY id) FROM mm});
+}
+
+# The calls of "bad" divide by zero at replay: a routine they use edited in
+# pg_proc, which pg_fastckpt does not watch (as a routine that behaves
+# otherwise at replay would).
+sub break_bad
+{
+	$node->safe_psql('bad',
+		q{UPDATE pg_proc SET prosrc = 'SELECT 0' WHERE oid = 'divisor()'::regprocedure});
+	return;
+}
+
+# Crash, start, and wait for recovery to be over (the tables of "postgres",
+# which has no calls, open in any case).
+sub crash_and_start
+{
+	my ($label) = @_;
+	ok(crash_postmaster($node, 1), "$label: all server processes gone after kill -9");
+	$node->start;
+	wait_for_tables_open($node);
+	return;
+}
+
+setup_database('good');
+setup_database('bad');
+$node->safe_psql('postgres', 'SELECT fastckpt_checkpoint()');
+for my $db ('good', 'bad')
+{
+	$node->safe_psql($db, q{
+SELECT add_ratio(1);
+SELECT add_ratio(2);
+UPDATE mm SET v = v + 1 WHERE id = 3;
+});
+	is($node->safe_psql($db, q{SELECT call_records FROM fastckpt_procedures}),
+		'2', "$db: the two calls are CALL records");
+}
+$node->safe_psql('bad', q{
+BEGIN;
+UPDATE mm SET v = 100 WHERE id = 5;
+PREPARE TRANSACTION 'in_bad';
+});
+my $good_before = content('good');
+my $bad_before = content('bad');
+is($good_before, '1:10 2:10 3:1 4:0 5:0 6:0 7:0 8:0 9:0 10:0', 'good before the crash');
+break_bad();
+my $log_offset = -s $node->logfile;
+crash_and_start('calls of "bad" that cannot be repeated in the log');
+
+# "good" opens whole; "bad" stays closed, saying why, to its own users only
+is(content('good'), $good_before, 'good: its tables open, with every commit');
+is($node->safe_psql('good', q{SELECT tables_open || ' ' || (error IS NULL) FROM fastckpt_stat_recovery}),
+	'true true', 'good: fastckpt_stat_recovery shows its tables open, and no other database\'s error');
+my ($ret, $out, $err) = $node->psql('bad', 'SELECT count(*) FROM mm');
+like($err,
+	qr/ERROR:  fastckpt table "mm" is not available: startup recovery could not restore the fastckpt tables of database "bad"\n.*DETAIL:  .*routine public\.add_ratio\(integer\) .* failed: division by zero/,
+	'bad: its tables stay closed, with the call and the error');
+like($node->safe_psql('bad', q{SELECT tables_open || ' ' || error FROM fastckpt_stat_recovery}),
+	qr/^false database \d+: replaying the call of routine public\.add_ratio\(integer\) .* failed: division by zero$/,
+	'bad: fastckpt_stat_recovery says why');
+($ret, $out, $err) = $node->psql('bad', 'INSERT INTO mm VALUES (11, 0)');
+like($err, qr/fastckpt table "mm" is not available/, 'bad: writes are refused too');
+like(slurp_file($node->logfile, $log_offset),
+	qr/WARNING:  pg_fastckpt: startup recovery failed for database \d+; its fastckpt tables stay closed\n.*DETAIL:  A logged call of a registered routine could not be repeated: .*division by zero/,
+	'the server log names the database and the call');
+
+# "good" writes; no checkpoint is taken, and catalog changes that need one
+# are refused, saying why
+$node->safe_psql('good', 'UPDATE mm SET v = v + 1000 WHERE id = 4');
+$node->safe_psql('good', 'SELECT add_ratio(6)');
+my $good_after = content('good');
+($ret, $out, $err) = $node->psql('good', 'SELECT fastckpt_checkpoint()');
+like($err,
+	qr/ERROR:  no fastckpt checkpoint can be taken while the fastckpt tables of database "bad" stay closed/,
+	'good: fastckpt_checkpoint() is refused, naming the closed database');
+unlike($err, qr/division by zero/, '... without the other database\'s error');
+($ret, $out, $err) = $node->psql('good', 'CREATE TABLE plain_heap (i int)');
+like($err,
+	qr/ERROR:  cannot change the catalogs while the fastckpt tables of database "bad" stay closed/,
+	'good: a catalog change that needs a checkpoint first is refused');
+like($node->safe_psql('good', 'SELECT last_error FROM fastckpt_stat_checkpointer'),
+	qr/no checkpoint is taken while the fastckpt tables of database \d+ stay closed/,
+	'fastckpt_stat_checkpointer says why no checkpoint is taken');
+is($node->safe_psql('good', 'SELECT checkpoints FROM fastckpt_stat_checkpointer'), '0',
+	'no checkpoint was taken');
+
+# the closed database's prepared transaction waits for its tables
+($ret, $out, $err) = $node->psql('bad', "COMMIT PREPARED 'in_bad'");
+like($err, qr/COMMIT PREPARED of a transaction that wrote fastckpt tables is not available/,
+	'bad: COMMIT PREPARED of its transaction that wrote fastckpt tables is refused');
+is($node->safe_psql('bad', q{SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'in_bad'}), '1',
+	'... and the transaction stays prepared');
+
+# in the closed database, catalog changes commit (what replay needs can be
+# put back): here the routine as it was
+$node->safe_psql('bad',
+	q{CREATE OR REPLACE FUNCTION divisor() RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 1'});
+pass('bad: CREATE OR REPLACE FUNCTION commits');
+
+# "good"'s commits since the restart live in the log only: another crash
+crash_and_start('the routine put back');
+is(content('good'), $good_after, 'good: the commits made while "bad" was closed are back');
+is(content('bad'), $bad_before, 'bad: its tables open, with every commit');
+is($node->safe_psql('bad', 'SELECT v FROM mm WHERE id = 5'), '0',
+	'bad: its prepared transaction\'s row is back, uncommitted');
+$node->safe_psql('bad', "COMMIT PREPARED 'in_bad'");
+is($node->safe_psql('bad', 'SELECT v FROM mm WHERE id = 5'), '100', 'bad: COMMIT PREPARED commits it');
+$node->safe_psql('good', 'SELECT fastckpt_checkpoint()');
+ok($node->safe_psql('good', 'SELECT checkpoints FROM fastckpt_stat_checkpointer') > 0,
+	'checkpoints are taken again');
+$node->safe_psql('good', 'CREATE TABLE plain_heap (i int)');
+pass('good: catalog changes commit again');
+
+# The other way out: drop the closed database.
+$node->safe_psql('bad', 'SELECT add_ratio(7)');
+break_bad();
+crash_and_start('a call of "bad" that cannot be repeated, once more');
+($ret, $out, $err) = $node->psql('bad', 'SELECT count(*) FROM mm');
+like($err, qr/not available: startup recovery could not restore the fastckpt tables of database "bad"/,
+	'bad: closed again');
+($ret, $out, $err) = $node->psql('good', 'SELECT fastckpt_checkpoint()');
+like($err, qr/no fastckpt checkpoint can be taken/, 'good: no checkpoint while it is');
+$node->safe_psql('postgres', 'DROP DATABASE bad');
+pass('DROP DATABASE of the closed database commits');
+$node->safe_psql('good', 'SELECT add_ratio(8)');
+$good_after = content('good');
+crash_and_start('after the drop, before any checkpoint (the dropped database\'s calls in the log)');
+is(content('good'), $good_after, 'good: every commit is back');
+is($node->safe_psql('good', 'SELECT error IS NULL FROM fastckpt_stat_recovery'), 't',
+	'no database is closed any more');
+$node->safe_psql('good', 'SELECT fastckpt_checkpoint()');
+ok($node->safe_psql('good', 'SELECT checkpoints FROM fastckpt_stat_checkpointer') > 0,
+	'checkpoints are taken again');
+$node->safe_psql('good', 'SELECT add_ratio(9)');
+$good_after = content('good');
+crash_and_start('after that checkpoint');
+is(content('good'), $good_after, 'good: every commit is back, once more');
+
+$node->stop;
+done_testing();
