@@ -47,6 +47,7 @@
 #include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
 #include "procs/procs.h"
+#include "recovery/gate.h"
 #include "store/row_size.h"
 #include "store/table_store.h"
 #include "txn/prepared.h"
@@ -185,6 +186,23 @@ fc_check_move_database(AlterDatabaseStmt *stmt, Oid dbid, Oid cur_spc)
  * pass the planner's gate), and refuse a move that would lose rows.
  * Returns whether the statement needs the object access hook.
  */
+/*
+ * A database whose tables startup recovery left closed holds them only
+ * part way (the rest is in the log): never copy or move that.
+ */
+static void
+fc_error_if_database_closed(Oid dbid)
+{
+	if (!OidIsValid(dbid) || !fc_gate_database_closed(dbid, NULL, 0))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the fastckpt tables of database \"%s\" are not available: startup recovery could not restore them",
+					fc_gate_database_label(dbid)),
+			 errdetail("A logged call of a registered routine could not be repeated there; the server log says which."),
+			 errhint("Put back what the call needs and restart the server, then retry.")));
+}
+
 static bool
 fc_prepare_database_stmt(Node *parsetree)
 {
@@ -197,6 +215,7 @@ fc_prepare_database_stmt(Node *parsetree)
 
 		fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"",
 								  template ? template : "template1"));
+		fc_error_if_database_closed(get_database_oid(template ? template : "template1", true));
 		return true;
 	}
 	if (IsA(parsetree, AlterDatabaseStmt))
@@ -208,6 +227,7 @@ fc_prepare_database_stmt(Node *parsetree)
 			!OidIsValid(dbid))
 			return false;		/* PostgreSQL reports what is wrong */
 		fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"", stmt->dbname));
+		fc_error_if_database_closed(dbid);
 		fc_check_move_database(stmt, dbid, fc_database_tablespace(dbid));
 		return true;
 	}

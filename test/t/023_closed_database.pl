@@ -107,6 +107,9 @@ like($node->safe_psql('bad', q{SELECT tables_open || ' ' || error FROM fastckpt_
 	'bad: fastckpt_stat_recovery says why');
 ($ret, $out, $err) = $node->psql('bad', 'INSERT INTO mm VALUES (11, 0)');
 like($err, qr/fastckpt table "mm" is not available/, 'bad: writes are refused too');
+($ret, $out, $err) = $node->psql('postgres', 'CREATE DATABASE copy_of_bad TEMPLATE bad');
+like($err, qr/ERROR:  the fastckpt tables of database "bad" are not available: startup recovery could not restore them/,
+	'a copy of it (CREATE DATABASE ... TEMPLATE) is refused, not made of its tables part way');
 like(slurp_file($node->logfile, $log_offset),
 	qr/WARNING:  pg_fastckpt: startup recovery failed for database \d+; its fastckpt tables stay closed\n.*DETAIL:  A logged call of a registered routine could not be repeated: .*division by zero/,
 	'the server log names the database and the call');
