@@ -377,6 +377,18 @@ UPDATE rw_typed_part SET s = (SELECT string_agg(chr(1000 + (g * 7919) % 900), ''
 SELECT id, length(s), length(u) FROM rw_typed_part ORDER BY id;
 DROP TABLE rw_typed_part;
 DROP TYPE rw_prow;
+-- a type change that grows a row by alignment alone: after the text, a
+-- 1-byte "char" packs at any offset, a smallint is padded to an even one
+-- (the longest row fits its 64-byte slot exactly, and needs 66 after)
+SET pg_fastckpt.default_row_size = 64;
+CREATE TABLE rw_pad (id int, t text, a "char") USING fastckpt;
+RESET pg_fastckpt.default_row_size;
+INSERT INTO rw_pad VALUES (1, repeat('x', 34), 'a');
+ALTER TABLE rw_pad ALTER COLUMN a TYPE smallint USING ascii(a::text);
+SELECT row_image_bytes > 64 AS grown FROM fastckpt_stat_tables WHERE relation = 'rw_pad'::regclass;
+UPDATE rw_pad SET a = a + 1;
+SELECT id, length(t), a FROM rw_pad;
+DROP TABLE rw_pad;
 
 DROP TABLE rw, rw_am, rw_am2, rw_ctas, rw_ctas_empty, rw_ctas_exec, rw_into,
 	rw_ctas_explain, rw_into_explain,

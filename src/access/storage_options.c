@@ -313,8 +313,7 @@ fc_row_image_need(Relation rel)
 {
 	FcSizing	sizing = fc_table_sizing(rel);
 
-	sizing.row_size = 0;
-	return fc_row_image_capacity_desc(RelationGetDescr(rel), &sizing, NULL);
+	return fc_row_image_need_desc(RelationGetDescr(rel), &sizing);
 }
 
 /* ---- the statements that name the parameters (utility.c) ---- */

@@ -98,3 +98,35 @@ fc_row_image_capacity_desc(TupleDesc desc, const FcSizing *sizing, bool *exact)
 		*exact = bounded;
 	return (uint32) Min(size, (Size) FC_MAX_IMAGE_CAPACITY);
 }
+
+/*
+ * What rows of this shape need, for comparing shapes before and after an
+ * ALTER TABLE (utility.c): as fc_row_image_capacity_desc without the row
+ * size floor, and with the worst alignment padding for every column after
+ * one whose length varies (its end, and so the next column's padding,
+ * depends on the value): a column changed to a type with wider alignment
+ * then needs more, as a real row may.
+ */
+uint32
+fc_row_image_need_desc(TupleDesc desc, const FcSizing *sizing)
+{
+	Size		size = SizeofHeapTupleHeader + BITMAPLEN(desc->natts);
+	bool		unaligned = false;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		int32		max;
+		Size		align = att_align_nominal(1, att->attalign) - 1;
+
+		if (att->attisdropped)
+			continue;
+		max = fc_attr_max_size(att, sizing->bytes_per_char);
+		size = unaligned ? size + align : att_align_nominal(size, att->attalign);
+		size += max < 0 ? 16 : max;
+		if (att->attlen < 0)
+			unaligned = true;
+	}
+	return (uint32) Min(size, (Size) FC_MAX_IMAGE_CAPACITY);
+}
+

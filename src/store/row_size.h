@@ -29,4 +29,6 @@ typedef struct FcSizing
 extern uint32 fc_row_image_capacity_desc(TupleDesc desc, const FcSizing *sizing,
 										 bool *exact);
 
+extern uint32 fc_row_image_need_desc(TupleDesc desc, const FcSizing *sizing);
+
 #endif							/* FC_ROW_SIZE_H */
