@@ -71,19 +71,21 @@ OBJS = \
 	src/procs/helpers.o \
 	src/monitor/stats.o
 
-# pg_fastckpt_verify: offline check of the checkpoints and log; pure C, it
-# links the core's codecs and no PostgreSQL code (own flags: PGXS's CFLAGS
-# are the server's).
+# pg_fastckpt_verify: offline check of the checkpoints, log and prepared
+# transactions' files; pure C, it links the core's codecs and no PostgreSQL
+# code (own flags: PGXS's CFLAGS are the server's).
 SCRIPTS_built = pg_fastckpt_verify
 VERIFY_SRCS = \
 	$(srcdir)/src/tools/verify_main.c \
 	$(srcdir)/src/tools/verify_ckpt.c \
 	$(srcdir)/src/tools/verify_log.c \
+	$(srcdir)/src/tools/verify_prepared.c \
 	$(srcdir)/src/core/crc32c.c \
 	$(srcdir)/src/core/ckpt_format.c \
 	$(srcdir)/src/core/ckpt_scan.c \
 	$(srcdir)/src/core/log_format.c \
-	$(srcdir)/src/core/log_stream.c
+	$(srcdir)/src/core/log_stream.c \
+	$(srcdir)/src/core/prepared_format.c
 VERIFY_CFLAGS = -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter
 
 PG_CPPFLAGS = -I$(srcdir)/src

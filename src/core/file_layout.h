@@ -12,6 +12,8 @@
  *	  pg_fastckpt/ckpt/<seq>/manifest		tables, chunks, CRCs
  *	  pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>
  *	  pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>.d<k>
+ *	  pg_fastckpt/prepared/<fxid>			a prepared transaction's rows (16
+ *										hex digits: its full xid)
  *
  * Pure C: the server and the offline verifier (src/tools) name files
  * through these, so the two cannot drift apart.
@@ -27,6 +29,7 @@
 #define FC_CKPT_CONTROL			FC_CKPT_DIR "/control"
 #define FC_SYNC_TRACE_PATH		FC_DIR "/sync_trace"
 #define FC_TIMELINE_PATH		FC_DIR "/timeline"
+#define FC_PREPARED_DIR			FC_DIR "/prepared"
 
 /* A log segment or checkpoint directory name: 16 upper-case hex digits. */
 #define FC_HEX_NAME_LEN			16

@@ -2,7 +2,7 @@
  *
  * verify.h
  *	  pg_fastckpt_verify: offline check of a data directory's fastckpt
- *	  checkpoints and log.
+ *	  checkpoints, log and prepared transactions' files.
  *
  * Reads only; links the pure-C core (record and block codecs, CRC), so it
  * checks the files with the very code the server wrote and reads them with.
@@ -49,5 +49,8 @@ extern void fc_verify_checkpoints(fc_verify *v, fc_verify_ckpt *out);
 
 /* verify_log.c */
 extern void fc_verify_log(fc_verify *v, const fc_verify_ckpt *ckpt);
+
+/* verify_prepared.c */
+extern void fc_verify_prepared(fc_verify *v);
 
 #endif							/* FC_VERIFY_H */

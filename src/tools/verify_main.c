@@ -117,11 +117,12 @@ static void
 fc_verify_usage(FILE *out)
 {
 	fprintf(out,
-			"%s checks a PostgreSQL data directory's pg_fastckpt checkpoints and log.\n\n"
+			"%s checks a PostgreSQL data directory's pg_fastckpt checkpoints, log\n"
+			"and prepared transactions' files.\n\n"
 			"Usage:\n  %s [-v] [-D DATADIR]\n\n"
 			"Options:\n"
 			"  -D DATADIR  data directory (default: $PGDATA)\n"
-			"  -v          also list every table and log segment\n"
+			"  -v          also list every table, log segment and prepared transaction\n"
 			"  -h          show this help\n\n"
 			"Exit status: 0 no damage found, 1 damage found, 2 could not run.\n"
 			"Run it on a stopped server or on a copy of its data directory.\n",
@@ -183,6 +184,7 @@ main(int argc, char **argv)
 
 	fc_verify_checkpoints(&v, &ckpt);
 	fc_verify_log(&v, &ckpt);
+	fc_verify_prepared(&v);
 
 	if (v.problems > 0)
 	{

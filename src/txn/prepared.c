@@ -60,7 +60,6 @@
 #include "txn/prepared.h"
 #include "txn/write_set.h"
 
-#define FC_PREPARED_DIR		FC_DIR "/prepared"
 
 typedef struct FcPreparedEntry
 {

@@ -21,6 +21,7 @@ use constant SEGMENT_SIZE => 16 * 1024 * 1024;
 my $node = fastckpt_node('verify', qq{
 pg_fastckpt.checkpoint_timeout = 0
 pg_fastckpt.max_log_size = 0
+max_prepared_transactions = 2
 });
 my $copy = PostgreSQL::Test::Utils::tempdir();
 my $copies = 0;
@@ -279,5 +280,47 @@ is($rc, 0, 'tables truncated during a checkpoint: exit 0');
 like($out, qr/^checkpoint \d+ \(installed\): CSN \d+, log from \d+, 0 tables$/m,
 	'the table truncated while the checkpoint wrote it is left out');
 unlike($err, qr/does not use these totals/, 'and the manifest\'s totals are those of the tables it holds');
+
+# A prepared transaction's file: listed; damaged, it is a problem (recovery
+# would keep the tables closed); a file a PREPARE left half written, which
+# recovery removes, only a warning.
+$node->start;
+wait_for_tables_open($node);
+$node->safe_psql('postgres', q{
+	CREATE TABLE p (id int PRIMARY KEY, v text) USING fastckpt;
+	INSERT INTO p VALUES (1, 'one'), (2, 'two');
+	BEGIN;
+	INSERT INTO p VALUES (3, 'three');
+	UPDATE p SET v = 'uno' WHERE id = 1;
+	DELETE FROM p WHERE id = 2;
+	PREPARE TRANSACTION 'in doubt';
+});
+$node->stop('immediate');
+($rc, $out, $err) = verify_files($node->data_dir);
+is($rc, 0, 'a prepared transaction\'s file: exit 0');
+like($out, qr/^1 prepared transaction with fastckpt rows: 3 changed rows in all$/m,
+	'the prepared transaction\'s file is checked and counted');
+my ($vout, $verr) = ('', '');
+IPC::Run::run([ 'pg_fastckpt_verify', '-v', '-D', $node->data_dir ], '>', \$vout, '2>', \$verr);
+like($vout, qr/^  prepared transaction \d+ \("in doubt"\) of database \d+: 3 changed rows$/m,
+	'... and listed with -v');
+{
+	my $dir = fresh_copy();
+	my @files = glob("$dir/pg_fastckpt/prepared/*");
+	is(scalar(@files), 1, 'one prepared transaction file');
+	overwrite($files[0], (-s $files[0]) - 4, "\x01\x02\x03\x04");
+	write_file("$dir/pg_fastckpt/prepared/half_written", 'x');
+	my ($rc2, $out2, $err2) = verify_files($dir);
+	is($rc2, 1, 'damaged prepared transaction file: exit 1');
+	like($err2, qr/error: file ".*prepared\/[0-9A-F]{16}" of a prepared transaction is damaged: .*recovery would keep the tables closed/,
+		'damaged prepared transaction file: reported as damage');
+	like($err2, qr/warning: file ".*half_written" is not a prepared transaction's/,
+		'a file that is not a prepared transaction\'s: a warning');
+}
+$node->start;
+wait_for_tables_open($node);
+$node->safe_psql('postgres', "COMMIT PREPARED 'in doubt'");
+is($node->safe_psql('postgres', "SELECT string_agg(id || v, ',' ORDER BY id) FROM p"), '1uno,3three',
+	'the original data directory still commits the prepared transaction');
 
 done_testing();
