@@ -130,6 +130,43 @@ is($sub->safe_psql('postgres',
 		q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'logical replication worker'}),
 	'3', '... each with its apply worker');
 
+# A two_phase subscription's apply worker prepares transactions without
+# PREPARE TRANSACTION, so pg_fastckpt could not finish them: it refuses
+# the PREPARE, applies nothing half, and the hint names the way out.
+$pub->append_conf('postgresql.conf', "max_prepared_transactions = 2\n");
+$pub->restart;
+$pub->safe_psql('postgres', 'CREATE TABLE tp (id int PRIMARY KEY); CREATE PUBLICATION ptp FOR TABLE tp');
+# (a fourth apply worker, and a table synchronization worker)
+$sub->append_conf('postgresql.conf', 'max_worker_processes = ' . ($static + 6) . "
+max_logical_replication_workers = 6
+max_prepared_transactions = 2
+pg_fastckpt.test_checkpoint_pause = ''
+");
+$sub->restart;
+wait_for_tables_open($sub);
+$sub->safe_psql('postgres', 'CREATE TABLE tp (id int PRIMARY KEY) USING fastckpt');
+$sub->safe_psql('postgres',
+	"CREATE SUBSCRIPTION s3 CONNECTION '$connstr' PUBLICATION ptp WITH (two_phase = true)");
+$sub->poll_query_until('postgres',
+	q{SELECT count(*) = 0 FROM pg_subscription_rel WHERE srsubstate <> 'r'})
+  or die 'tp was not synchronized';
+$sub->poll_query_until('postgres', q{SELECT subtwophasestate = 'e' FROM pg_subscription WHERE subname = 's3'})
+  or die 'two_phase was not enabled';
+$offset = -s $sub->logfile;
+$pub->safe_psql('postgres', "BEGIN; INSERT INTO tp VALUES (1); PREPARE TRANSACTION 'remote'");
+ok($sub->wait_for_log(
+		qr/ERROR:  cannot PREPARE a transaction that has written to fastckpt tables other than with PREPARE TRANSACTION\n.*\n.*HINT:  For a logical replication subscription that writes fastckpt tables, set two_phase = false\./,
+		$offset),
+	'a two_phase subscription\'s PREPARE into a fastckpt table is refused, with the way out');
+is($sub->safe_psql('postgres', 'SELECT (SELECT count(*) FROM tp) || \'/\' || (SELECT count(*) FROM pg_prepared_xacts)'),
+	'0/0', '... and nothing of it is applied or prepared');
+$pub->safe_psql('postgres', "COMMIT PREPARED 'remote'");
+$sub->safe_psql('postgres', 'DROP SUBSCRIPTION s3');
+$sub->safe_psql('postgres',
+	"CREATE SUBSCRIPTION s3 CONNECTION '$connstr' PUBLICATION ptp WITH (two_phase = false, copy_data = true)");
+ok($sub->poll_query_until('postgres', 'SELECT count(*) = 1 FROM tp'),
+	'without two_phase, the transaction arrives');
+
 $sub->stop;
 $pub->stop;
 done_testing();
