@@ -138,6 +138,20 @@ INSERT INTO tp_heap VALUES (1);
 PREPARE TRANSACTION 'tp_8';
 COMMIT PREPARED 'tp_8';
 SELECT * FROM tp_heap;
+-- a registered call in a prepared transaction: counted as a fallback,
+-- its rows logged at COMMIT PREPARED
+CREATE FUNCTION tp_bump(p int) RETURNS void LANGUAGE sql
+  AS $$UPDATE tp SET w = w + 1 WHERE id = p$$;
+SELECT fastckpt_register_procedure('tp_bump(int)');
+BEGIN;
+SELECT tp_bump(10);
+PREPARE TRANSACTION 'tp_call';
+COMMIT PREPARED 'tp_call';
+SELECT w FROM tp WHERE id = 10;
+SELECT calls, call_records, value_records, fallbacks, last_fallback
+  FROM fastckpt_procedures WHERE routine = 'tp_bump(int)'::regprocedure;
+SELECT fastckpt_unregister_procedure('tp_bump(int)');
+DROP FUNCTION tp_bump(int);
 -- still refused: DDL, row locks (see errors.sql)
 BEGIN;
 INSERT INTO tp VALUES (40, 'x', 40);

@@ -1005,6 +1005,17 @@ fc_call_count(FcFallback verdict)
 }
 
 /*
+ * PREPARE TRANSACTION after the call: COMMIT PREPARED logs its rows, as
+ * row images (txn/prepared.c).
+ */
+void
+fc_call_count_prepared(void)
+{
+	fc_call_taint(FC_FALLBACK_PREPARED);
+	fc_call_count(fc_call.taint);
+}
+
+/*
  * The transaction ended.  A CALL that commits or rolls back inside keeps
  * running into the next transaction, as one that cannot be a CALL record.
  */

@@ -34,6 +34,7 @@ typedef enum FcFallback
 	FC_FALLBACK_TRANSACTION_CONTROL,	/* COMMIT/ROLLBACK inside the call */
 	FC_FALLBACK_ARGUMENTS,		/* arguments not fixed values */
 	FC_FALLBACK_CATALOG_CHANGED,	/* a catalog change overlapped the call */
+	FC_FALLBACK_PREPARED,		/* its transaction was PREPAREd */
 	FC_FALLBACK_NREASONS
 } FcFallback;
 
@@ -105,6 +106,7 @@ extern bool fc_arg_type_portable(Oid type);
 extern int	fc_call_verdict_at_commit(bool storage_changes);
 extern bool fc_call_catalog_unchanged(void);
 extern void fc_call_count(FcFallback verdict);
+extern void fc_call_count_prepared(void);
 extern void fc_call_at_xact_end(void);
 extern void fc_call_at_subxact_abort(void);
 extern void fc_call_note_slot(const void *tbl, Oid spcid, Oid relnode, uint64 slotno);

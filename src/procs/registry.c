@@ -71,7 +71,8 @@ const char *const fc_fallback_names[FC_FALLBACK_NREASONS] = {
 	"redefined",
 	"transaction_control",
 	"arguments",
-	"catalog_changed"
+	"catalog_changed",
+	"prepared"
 };
 
 typedef struct FcProcStatsKey

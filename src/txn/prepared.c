@@ -54,6 +54,7 @@
 #include "core/file_layout.h"
 #include "core/prepared_format.h"
 #include "log/log.h"
+#include "procs/procs.h"
 #include "recovery/gate.h"
 #include "store/table_store.h"
 #include "store/undo.h"
@@ -361,6 +362,7 @@ fc_prepared_pre_prepare(void)
 	 * never handed out again.
 	 */
 	fc_commit_make_xid_durable();
+	fc_call_count_prepared();
 	fxid = U64FromFullTransactionId(GetTopFullTransactionId());
 	fc_prepared_reserve(fxid);
 
