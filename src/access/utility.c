@@ -181,12 +181,6 @@ fc_check_move_database(AlterDatabaseStmt *stmt, Oid dbid, Oid cur_spc)
 }
 
 /*
- * Before CREATE DATABASE or ALTER DATABASE ... SET TABLESPACE: wait until
- * startup recovery has loaded the fastckpt rows (utility statements do not
- * pass the planner's gate), and refuse a move that would lose rows.
- * Returns whether the statement needs the object access hook.
- */
-/*
  * A database whose tables startup recovery left closed holds them only
  * part way (the rest is in the log): never copy or move that.
  */
@@ -203,6 +197,12 @@ fc_error_if_database_closed(Oid dbid)
 			 errhint("Put back what the call needs and restart the server, then retry.")));
 }
 
+/*
+ * Before CREATE DATABASE or ALTER DATABASE ... SET TABLESPACE: wait until
+ * startup recovery has loaded the fastckpt rows (utility statements do not
+ * pass the planner's gate), and refuse a move that would lose rows.
+ * Returns whether the statement needs the object access hook.
+ */
 static bool
 fc_prepare_database_stmt(Node *parsetree)
 {

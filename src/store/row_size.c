@@ -129,4 +129,3 @@ fc_row_image_need_desc(TupleDesc desc, const FcSizing *sizing)
 	}
 	return (uint32) Min(size, (Size) FC_MAX_IMAGE_CAPACITY);
 }
-
