@@ -241,8 +241,7 @@ fc_ckpt_remove_unnamed(const fc_ckpt_control *ctl)
 	{
 		char	   *path;
 
-		if (strlen(de->d_name) == FC_HEX_NAME_LEN &&
-			strspn(de->d_name, FC_HEX_NAME_CHARS) == FC_HEX_NAME_LEN)
+		if (fc_is_hex_name(de->d_name))
 		{
 			if (fc_ckpt_named(ctl, strtoull(de->d_name, NULL, 16)))
 				continue;

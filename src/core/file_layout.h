@@ -23,6 +23,8 @@
 #ifndef FC_FILE_LAYOUT_H
 #define FC_FILE_LAYOUT_H
 
+#include <string.h>
+
 #define FC_DIR					"pg_fastckpt"
 #define FC_LOG_DIR				FC_DIR "/log"
 #define FC_CKPT_DIR				FC_DIR "/ckpt"
@@ -35,6 +37,14 @@
 #define FC_HEX_NAME_LEN			16
 #define FC_HEX_NAME_CHARS		"0123456789ABCDEF"
 #define FC_HEX_NAME_FMT			"%016llX"
+
+/* Is a directory entry's name one of those (and not a leftover)? */
+static inline int
+fc_is_hex_name(const char *name)
+{
+	return strlen(name) == FC_HEX_NAME_LEN &&
+		strspn(name, FC_HEX_NAME_CHARS) == FC_HEX_NAME_LEN;
+}
 
 /* Under a checkpoint directory (each takes a printf argument list). */
 #define FC_CKPT_MANIFEST_NAME	"manifest"

@@ -100,8 +100,7 @@ fc_log_list_segments(void)
 		ListCell   *lc;
 		int			pos = 0;
 
-		if (strlen(de->d_name) != FC_HEX_NAME_LEN ||
-			strspn(de->d_name, FC_HEX_NAME_CHARS) != FC_HEX_NAME_LEN)
+		if (!fc_is_hex_name(de->d_name))
 			continue;
 		start = strtoull(de->d_name, &endp, 16);
 		if (start % FC_LOG_SEGMENT_SIZE != 0)

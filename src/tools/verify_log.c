@@ -84,8 +84,7 @@ fc_list_segments(fc_verify *v, int *n)
 	{
 		unsigned long long start;
 
-		if (strlen(de->d_name) != FC_HEX_NAME_LEN ||
-			strspn(de->d_name, FC_HEX_NAME_CHARS) != FC_HEX_NAME_LEN)
+		if (!fc_is_hex_name(de->d_name))
 			continue;
 		start = strtoull(de->d_name, NULL, 16);
 		if (start % FC_LOG_SEGMENT_SIZE != 0)

@@ -78,8 +78,7 @@ fc_verify_prepared(fc_verify *v)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		path = fc_verify_path(v, FC_PREPARED_DIR "/%s", de->d_name);
-		if (strlen(de->d_name) != FC_HEX_NAME_LEN ||
-			strspn(de->d_name, FC_HEX_NAME_CHARS) != FC_HEX_NAME_LEN)
+		if (!fc_is_hex_name(de->d_name))
 		{
 			fc_verify_warning(v, "file \"%s\" is not a prepared transaction's (a PREPARE that did not finish writing it); recovery removes it",
 							  path);

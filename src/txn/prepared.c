@@ -1039,8 +1039,7 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		snprintf(path, sizeof(path), FC_PREPARED_DIR "/%s", de->d_name);
-		if (strlen(de->d_name) != FC_HEX_NAME_LEN ||
-			strspn(de->d_name, FC_HEX_NAME_CHARS) != FC_HEX_NAME_LEN)
+		if (!fc_is_hex_name(de->d_name))
 		{
 			/* a PREPARE that did not finish writing its file */
 			(void) unlink(path);
