@@ -87,6 +87,11 @@ BEGIN;
 UPDATE mm SET v = 100 WHERE id = 5;
 PREPARE TRANSACTION 'in_bad';
 });
+$node->safe_psql('good', q{
+BEGIN;
+UPDATE mm SET v = 200 WHERE id = 10;
+PREPARE TRANSACTION 'in_good';
+});
 my $good_before = content('good');
 my $bad_before = content('bad');
 is($good_before, '1:10 2:10 3:1 4:0 5:0 6:0 7:0 8:0 9:0 10:0', 'good before the crash');
@@ -133,6 +138,11 @@ like($node->safe_psql('good', 'SELECT last_error FROM fastckpt_stat_checkpointer
 	'fastckpt_stat_checkpointer says why no checkpoint is taken');
 is($node->safe_psql('good', 'SELECT checkpoints FROM fastckpt_stat_checkpointer'), '0',
 	'no checkpoint was taken');
+# after a restart, a COMMIT PREPARED may finish a catalog change, as far as
+# pg_fastckpt knows: it waits too
+($ret, $out, $err) = $node->psql('good', "COMMIT PREPARED 'in_good'");
+like($err, qr/ERROR:  cannot change the catalogs while the fastckpt tables of database "bad" stay closed/,
+	'good: COMMIT PREPARED of a transaction prepared before the restart is refused meanwhile');
 
 # the closed database's prepared transaction waits for its tables
 ($ret, $out, $err) = $node->psql('bad', "COMMIT PREPARED 'in_bad'");
@@ -155,6 +165,8 @@ is($node->safe_psql('bad', 'SELECT v FROM mm WHERE id = 5'), '0',
 	'bad: its prepared transaction\'s row is back, uncommitted');
 $node->safe_psql('bad', "COMMIT PREPARED 'in_bad'");
 is($node->safe_psql('bad', 'SELECT v FROM mm WHERE id = 5'), '100', 'bad: COMMIT PREPARED commits it');
+$node->safe_psql('good', "COMMIT PREPARED 'in_good'");
+is($node->safe_psql('good', 'SELECT v FROM mm WHERE id = 10'), '200', 'good: and so does its own');
 $node->safe_psql('good', 'SELECT fastckpt_checkpoint()');
 ok($node->safe_psql('good', 'SELECT checkpoints FROM fastckpt_stat_checkpointer') > 0,
 	'checkpoints are taken again');
