@@ -878,6 +878,27 @@ fc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTre
 
 	if (strong)
 		fc_gate_wait_quietly();
+
+	/*
+	 * In a database whose tables recovery left closed, a concurrent build
+	 * would commit its index and then meet the closed gate, leaving an
+	 * invalid index that replay would then run with: refuse it first.
+	 */
+	if (IsA(pstmt->utilityStmt, IndexStmt) &&
+		((IndexStmt *) pstmt->utilityStmt)->concurrent &&
+		fc_gate_is_open() && !fc_gate_passes())
+	{
+		RangeVar   *rv = ((IndexStmt *) pstmt->utilityStmt)->relation;
+		Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+		if (OidIsValid(relid) && fc_relid_is_fastckpt(relid))
+			fc_gate_wait_for(psprintf("fastckpt table \"%s\"", rv->relname));
+	}
+	/* ... and a COMMIT PREPARED of ours says so, not what the watch would */
+	if (IsA(pstmt->utilityStmt, TransactionStmt) &&
+		((TransactionStmt *) pstmt->utilityStmt)->kind == TRANS_STMT_COMMIT_PREPARED &&
+		fc_gate_is_open() && !fc_gate_passes())
+		(void) fc_prepared_wait_for_tables(((TransactionStmt *) pstmt->utilityStmt)->gid, true);
 	if (fc_catalog_watch_statement(pstmt->utilityStmt))
 	{
 		/* its changes commit inside it: watched until it returns */

@@ -49,6 +49,7 @@
 #include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "storage/sinval.h"
 #include "storage/spin.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -328,7 +329,7 @@ fc_catalog_watch_statement(Node *stmt)
 	fc_statements_held++;
 	PG_TRY();
 	{
-		fc_commit_checkpoint_for_calls();
+		fc_commit_checkpoint_for_calls(true);
 	}
 	PG_CATCH();
 	{
@@ -392,6 +393,42 @@ void
 fc_catalog_watch_register_callbacks(void)
 {
 	RegisterResourceReleaseCallback(fc_catalog_watch_release, NULL);
+}
+
+/*
+ * Has this transaction changed a catalog that all databases share (roles,
+ * memberships, database settings...)?  Its invalidation messages say so:
+ * those of shared catalogs carry no database.  At commit, from the top
+ * transaction.
+ */
+bool
+fc_catalog_watch_shared_changes(void)
+{
+	SharedInvalidationMessage *msgs;
+	bool		init_file;
+	int			n = xactGetCommittedInvalidationMessages(&msgs, &init_file);
+
+	for (int i = 0; i < n; i++)
+	{
+		const SharedInvalidationMessage *m = &msgs[i];
+		Oid			dbid;
+
+		if (m->id >= 0)
+			dbid = m->cc.dbId;
+		else if (m->id == SHAREDINVALCATALOG_ID)
+			dbid = m->cat.dbId;
+		else if (m->id == SHAREDINVALRELCACHE_ID)
+			dbid = m->rc.dbId;
+		else if (m->id == SHAREDINVALRELMAP_ID)
+			dbid = m->rm.dbId;
+		else if (m->id == SHAREDINVALSNAPSHOT_ID)
+			dbid = m->sn.dbId;
+		else
+			continue;			/* storage, not catalog contents */
+		if (!OidIsValid(dbid))
+			return true;
+	}
+	return false;
 }
 
 /*

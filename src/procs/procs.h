@@ -91,6 +91,7 @@ extern bool fc_catalog_watch_statement(Node *stmt);
 extern void fc_catalog_watch_statement_end(Node *stmt, bool returned);
 extern void fc_catalog_watch_prepared(void);
 extern void fc_catalog_watch_register_callbacks(void);
+extern bool fc_catalog_watch_shared_changes(void);
 extern uint64 fc_catalog_epoch(void);
 extern bool fc_catalog_changed_since(uint64 epoch);
 

@@ -52,6 +52,7 @@
 
 #define FC_GATE_REPLAYED_DBS	32
 #define FC_GATE_CLOSED_DBS		16
+#define FC_GATE_CALL_DBS		32
 
 typedef struct FcClosedDb
 {
@@ -78,6 +79,16 @@ typedef struct FcGate
 	 */
 	pg_atomic_uint32 closed_dbs;
 	FcClosedDb	closed[FC_GATE_CLOSED_DBS];
+	/*
+	 * While a database is closed, no checkpoint is taken: the databases
+	 * whose logged calls the log holds (those recovery replayed, and those
+	 * that logged calls since), which a change to the catalogs all
+	 * databases share could make fail at the next start.  More than
+	 * FC_GATE_CALL_DBS: call_dbs_overflow.  stats_lock protects call_db[].
+	 */
+	pg_atomic_uint32 call_dbs;
+	bool		call_dbs_overflow;
+	Oid			call_db[FC_GATE_CALL_DBS];
 	/*
 	 * The last replayed call's xid of each database, while a snapshot may
 	 * predate it; replayed_dbs counts the entries in use.  Past
@@ -120,6 +131,7 @@ fc_gate_shmem_init(void)
 		pg_atomic_init_u32(&fc_gate->failed, 0);
 		pg_atomic_init_u32(&fc_gate->interrupted, 0);
 		pg_atomic_init_u32(&fc_gate->closed_dbs, 0);
+		pg_atomic_init_u32(&fc_gate->call_dbs, 0);
 		pg_atomic_init_u32(&fc_gate->replayed_dbs, 0);
 		SpinLockInit(&fc_gate->replayed_lock);
 		ConditionVariableInit(&fc_gate->cv);
@@ -271,6 +283,16 @@ fc_gate_forget_database(Oid dbid)
 		pg_atomic_write_u32(&fc_gate->closed_dbs, last);
 		break;
 	}
+	for (uint32 i = 0; i < pg_atomic_read_u32(&fc_gate->call_dbs); i++)
+	{
+		uint32		last = pg_atomic_read_u32(&fc_gate->call_dbs) - 1;
+
+		if (fc_gate->call_db[i] != dbid)
+			continue;
+		fc_gate->call_db[i] = fc_gate->call_db[last];
+		pg_atomic_write_u32(&fc_gate->call_dbs, last);
+		break;
+	}
 	SpinLockRelease(&fc_gate->stats_lock);
 }
 
@@ -314,6 +336,61 @@ fc_gate_some_database_closed(Oid *dbid)
 	*dbid = pg_atomic_read_u32(&fc_gate->closed_dbs) == 0 ? InvalidOid : fc_gate->closed[0].dbid;
 	SpinLockRelease(&fc_gate->stats_lock);
 	return OidIsValid(*dbid);
+}
+
+/*
+ * dbid's calls are in the log (recovery replayed some, or one was logged
+ * as a CALL record): kept while a database is closed, when no checkpoint
+ * takes them out of the log.  Before the call's CSN is published, so that
+ * a shared catalog change either sees the database here or makes the call
+ * fall back (catalog_watch.c).
+ */
+void
+fc_gate_note_call_db(Oid dbid)
+{
+	if (likely(pg_atomic_read_u32(&fc_gate->closed_dbs) == 0 &&
+			   pg_atomic_read_u32(&fc_gate->open) != 0))
+		return;
+	SpinLockAcquire(&fc_gate->stats_lock);
+	{
+		uint32		n = pg_atomic_read_u32(&fc_gate->call_dbs);
+		bool		found = false;
+
+		for (uint32 i = 0; i < n && !found; i++)
+			found = (fc_gate->call_db[i] == dbid);
+		if (!found && n < FC_GATE_CALL_DBS)
+		{
+			fc_gate->call_db[n] = dbid;
+			pg_atomic_write_u32(&fc_gate->call_dbs, n + 1);
+		}
+		else if (!found)
+			fc_gate->call_dbs_overflow = true;
+	}
+	SpinLockRelease(&fc_gate->stats_lock);
+	pg_memory_barrier();
+}
+
+/*
+ * Does the log hold calls of a database whose tables are open?  Those a
+ * change to the shared catalogs could make fail at the next start.
+ */
+bool
+fc_gate_open_databases_have_calls(void)
+{
+	bool		found;
+
+	pg_memory_barrier();
+	SpinLockAcquire(&fc_gate->stats_lock);
+	found = fc_gate->call_dbs_overflow;
+	for (uint32 i = 0; i < pg_atomic_read_u32(&fc_gate->call_dbs) && !found; i++)
+	{
+		found = true;
+		for (uint32 k = 0; k < pg_atomic_read_u32(&fc_gate->closed_dbs); k++)
+			if (fc_gate->closed[k].dbid == fc_gate->call_db[i])
+				found = false;
+	}
+	SpinLockRelease(&fc_gate->stats_lock);
+	return found;
 }
 
 /* A database's name for messages, or its OID once it is gone. */
@@ -666,7 +743,8 @@ fc_gate_check_held_locks(void)
 	LockData   *data;
 
 	if (fc_gate_needs_no_wait() || RecoveryInProgress() ||
-		pg_atomic_read_u32(&fc_gate->failed) != 0)
+		pg_atomic_read_u32(&fc_gate->failed) != 0 ||
+		pg_atomic_read_u32(&fc_gate->open) != 0)	/* this database closed */
 		return;
 	data = GetLockStatusData();
 	for (int i = 0; i < data->nelements; i++)

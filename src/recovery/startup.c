@@ -332,6 +332,7 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 
 		if (db->nentries == 0)
 			continue;
+		fc_gate_note_call_db(db->dbid);
 		if (!fc_replay_serial_database(db, end_lsn, &result, error, errlen))
 		{
 			if (!list_member_oid(fc_database_list(), db->dbid))

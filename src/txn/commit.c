@@ -300,18 +300,40 @@ fc_commit_wait_or_void(uint64 lsn)
  * calls: take a checkpoint first, and those calls are in it.  Calls that
  * commit meanwhile cannot touch the storages, which this transaction holds
  * locked, and fall back to row images while a catalog change is counted.
+ * before_statement: for a statement whose changes commit inside it, before
+ * it runs.
  */
 void
-fc_commit_checkpoint_for_calls(void)
+fc_commit_checkpoint_for_calls(bool before_statement)
 {
 	char		closed_reason[1];
 	Oid			closed_db;
 
 	fc_ckpt_first = false;
 	/* tables kept closed log no calls, and what replay needs can be fixed */
-	if (fc_gate_failed(closed_reason, sizeof(closed_reason)) ||
-		fc_gate_database_closed(MyDatabaseId, NULL, 0))
+	if (fc_gate_failed(closed_reason, sizeof(closed_reason)))
 		return;
+
+	/*
+	 * So in a database whose tables alone stay closed; but not a change of
+	 * the catalogs all databases share (what the statement about to run
+	 * changes is not known yet), while open databases' calls are in the
+	 * log, which no checkpoint takes out meanwhile.
+	 */
+	if (fc_gate_database_closed(MyDatabaseId, NULL, 0))
+	{
+		if (!fc_gate_open_databases_have_calls() ||
+			(!before_statement && !fc_catalog_watch_shared_changes()))
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot change catalogs shared by all databases while the fastckpt tables of database \"%s\" stay closed",
+						fc_gate_database_label(MyDatabaseId)),
+				 errdetail("Other databases' logged calls would replay against the changed roles, memberships or settings at the next start, "
+						   "and pg_fastckpt takes no checkpoint while a database's tables stay closed."),
+				 errhint("Change only this database's objects until its tables open; or drop it; or, as a last resort, restart the server "
+						 "with pg_fastckpt.recovery_accept_call_mismatch on, which keeps what its calls write at replay, or skips them if they fail.")));
+	}
 
 	/*
 	 * Startup recovery may yet replay calls against the catalogs: wait for
@@ -434,7 +456,7 @@ fc_commit_pre_commit(void)
 	if (nwrites == 0)
 		fc_commit_wait_reads();
 	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
-		fc_commit_checkpoint_for_calls();
+		fc_commit_checkpoint_for_calls(false);
 	if (nwrites == 0 && !fc_pending_changes_exist())
 	{
 		fc_note_session_sequences();
@@ -570,6 +592,7 @@ fc_commit_pre_commit(void)
 	if (verdict == FC_FALLBACK_NONE)
 	{
 		/* published before looking for catalog changes (catalog_watch.c) */
+		fc_gate_note_call_db(MyDatabaseId);
 		fc_ckpt_note_call(csn);
 		if (!fc_call_catalog_unchanged())
 			verdict = FC_FALLBACK_CATALOG_CHANGED;

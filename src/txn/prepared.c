@@ -510,6 +510,28 @@ fc_prepared_read_file(const char *path, size_t *size)
 	return data;
 }
 
+static bool fc_prepared_file_for_gid(const char *gid);
+
+/*
+ * Before COMMIT or ROLLBACK PREPARED of gid.  Startup recovery puts the
+ * rows of prepared transactions back last: until then, finishing one of
+ * ours would commit or roll back nothing, so wait.  In a database whose
+ * tables recovery left closed their rows are not back and nothing of them
+ * was logged: a rollback is PostgreSQL's alone (false; the next start
+ * drops the file), a commit is refused.
+ */
+bool
+fc_prepared_wait_for_tables(const char *gid, bool commit)
+{
+	if (fc_gate_passes() || !fc_prepared_file_for_gid(gid))
+		return true;
+	if (!commit && fc_gate_is_open())
+		return false;
+	fc_gate_wait_for(psprintf("%s of a transaction that wrote fastckpt tables",
+							  commit ? "COMMIT PREPARED" : "ROLLBACK PREPARED"));
+	return true;
+}
+
 /* Does a file of a prepared transaction with this gid exist? */
 static bool
 fc_prepared_file_for_gid(const char *gid)
@@ -799,13 +821,11 @@ fc_prepared_finish(const char *gid, bool commit, fc_prepared_run_fn run, void *a
 		return;
 	}
 
-	/*
-	 * Startup recovery puts the rows of prepared transactions back last:
-	 * until then, finishing one of ours would commit or roll back nothing.
-	 */
-	if (!fc_gate_passes() && fc_prepared_file_for_gid(gid))
-		fc_gate_wait_for(psprintf("%s of a transaction that wrote fastckpt tables",
-								  commit ? "COMMIT PREPARED" : "ROLLBACK PREPARED"));
+	if (!fc_prepared_wait_for_tables(gid, commit))
+	{
+		run(arg);
+		return;
+	}
 	memset(f, 0, sizeof(FcFinish));
 	if (!fc_prepared_claim(gid, f))
 	{

@@ -27,6 +27,7 @@ extern void fc_prepared_shmem_init(void);
 
 /* PREPARE TRANSACTION */
 extern void fc_prepared_note_gid(const char *gid);
+extern bool fc_prepared_wait_for_tables(const char *gid, bool commit);
 extern void fc_prepared_pre_prepare(void);
 extern void fc_prepared_at_prepare(void);
 extern void fc_prepared_at_abort(void);

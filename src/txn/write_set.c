@@ -40,6 +40,21 @@ static bool fc_installed = false;	/* shadow images got this xact's rows */
  * locks are gone, as heap's are: their locker xid aborted.
  */
 static int	fc_row_lock_level = 0;
+
+/*
+ * The last row lock, until it turns out to be the executor's own before
+ * it updates or deletes that row (READ COMMITTED after waiting for another
+ * writer, ON CONFLICT DO UPDATE): the write then holds the row, and the
+ * lock does not count in fc_row_lock_level.  tbl NULL: none pending.
+ */
+static struct
+{
+	FcTable    *tbl;
+	uint64		slotno;
+	int			level;
+}			fc_lock_pending;
+
+static void fc_settle_pending_lock(void);
 static uint64 fc_install_phase = 0; /* ... in this phase */
 
 uint64
@@ -66,6 +81,10 @@ fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid,
 	}
 	if (unlikely(fc_call_finished))
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
+	if (op != FC_OP_INSERT && fc_lock_pending.tbl == tbl &&
+		fc_lock_pending.slotno == slotno &&
+		fc_lock_pending.level == GetCurrentTransactionNestLevel())
+		fc_lock_pending.tbl = NULL;
 	w = &fc_writes[fc_nwrites++];
 	w->tbl = tbl;
 	w->generation = tbl->generation;
@@ -363,12 +382,23 @@ fc_write_set_rollback(int nestlevel)
 
 /* This transaction locked a row of a fastckpt table. */
 void
-fc_write_set_note_row_lock(void)
+fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno)
 {
-	int			level = GetCurrentTransactionNestLevel();
+	fc_settle_pending_lock();
+	fc_lock_pending.tbl = tbl;
+	fc_lock_pending.slotno = slotno;
+	fc_lock_pending.level = GetCurrentTransactionNestLevel();
+}
 
-	if (fc_row_lock_level == 0 || level < fc_row_lock_level)
-		fc_row_lock_level = level;
+/* The pending lock was not followed by a write of its row: it counts. */
+static void
+fc_settle_pending_lock(void)
+{
+	if (fc_lock_pending.tbl == NULL)
+		return;
+	if (fc_row_lock_level == 0 || fc_lock_pending.level < fc_row_lock_level)
+		fc_row_lock_level = fc_lock_pending.level;
+	fc_lock_pending.tbl = NULL;
 }
 
 static void
@@ -377,6 +407,7 @@ fc_write_set_reset(void)
 	fc_nwrites = 0;
 	fc_installed = false;
 	fc_row_lock_level = 0;
+	fc_lock_pending.tbl = NULL;
 	if (fc_writes_cap > 4096)
 	{
 		pfree(fc_writes);
@@ -415,6 +446,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
+			fc_settle_pending_lock();
 			if (fc_pending_changes_exist())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -465,6 +497,8 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				fc_writes[i].nestlevel = level - 1;
 			if (fc_row_lock_level == level)
 				fc_row_lock_level = level - 1;
+			if (fc_lock_pending.tbl != NULL && fc_lock_pending.level == level)
+				fc_lock_pending.level = level - 1;
 			fc_pending_drops_at_subxact_end(true, level);
 			break;
 		case SUBXACT_EVENT_ABORT_SUB:
@@ -473,6 +507,8 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			fc_write_set_rollback(level);
 			if (fc_row_lock_level >= level)
 				fc_row_lock_level = 0;
+			if (fc_lock_pending.level >= level)
+				fc_lock_pending.tbl = NULL;	/* released with the subtransaction */
 			fc_abort_flush_created_files();
 			fc_pending_drops_at_subxact_end(false, level);
 			break;

@@ -49,7 +49,7 @@ fc_write_is_logged(const FcWrite *w)
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid, TransactionId replaced_xmin);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
-extern void fc_write_set_note_row_lock(void);
+extern void fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno);
 
 /* ---- prepare_locks.c ---- */
 
@@ -76,7 +76,7 @@ extern void fc_commit_at_abort(void);
 extern void fc_commit_at_end(void);
 extern void fc_commit_wait_reads(void);
 extern void fc_commit_require_checkpoint(void);
-extern void fc_commit_checkpoint_for_calls(void);
+extern void fc_commit_checkpoint_for_calls(bool before_statement);
 extern void fc_commit_register_callbacks(void);
 extern void fc_note_read_stamp(uint64 stamp);
 extern void fc_wait_read_durable_slow(void);

@@ -31,6 +31,8 @@ sub setup_database
 	$node->safe_psql($db, q{
 CREATE EXTENSION pg_fastckpt;
 CREATE TABLE mm (id int PRIMARY KEY, v int NOT NULL) USING fastckpt;
+CREATE TABLE side (id int PRIMARY KEY, w int) USING fastckpt;
+CREATE INDEX side_w ON side (w);
 INSERT INTO mm SELECT g, 0 FROM generate_series(1, 10) g;
 CREATE FUNCTION divisor() RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT 1';
 CREATE FUNCTION add_ratio(p int) RETURNS void LANGUAGE plpgsql AS $$
@@ -86,6 +88,9 @@ $node->safe_psql('bad', q{
 BEGIN;
 UPDATE mm SET v = 100 WHERE id = 5;
 PREPARE TRANSACTION 'in_bad';
+BEGIN;
+UPDATE mm SET v = 300 WHERE id = 6;
+PREPARE TRANSACTION 'in_bad2';
 });
 $node->safe_psql('good', q{
 BEGIN;
@@ -150,6 +155,23 @@ like($err, qr/COMMIT PREPARED of a transaction that wrote fastckpt tables is not
 	'bad: COMMIT PREPARED of its transaction that wrote fastckpt tables is refused');
 is($node->safe_psql('bad', q{SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'in_bad'}), '1',
 	'... and the transaction stays prepared');
+$node->safe_psql('bad', "ROLLBACK PREPARED 'in_bad2'");
+pass('bad: ROLLBACK PREPARED of another works (nothing of it was put back or logged)');
+
+# catalogs all databases share: "good"'s logged calls would replay against
+# the change at the next start, and no checkpoint can take them first
+($ret, $out, $err) = $node->psql('bad', 'CREATE ROLE made_in_bad');
+like($err,
+	qr/ERROR:  cannot change catalogs shared by all databases while the fastckpt tables of database "bad" stay closed/,
+	'bad: a change of the shared catalogs (a role) is refused while another database\'s calls are in the log');
+# a concurrent index build would commit the index and then meet the gate
+($ret, $out, $err) = $node->psql('bad', 'CREATE INDEX CONCURRENTLY mm_v ON mm (v)');
+like($err, qr/ERROR:  fastckpt table "mm" is not available: startup recovery could not restore the fastckpt tables of database "bad"/,
+	'bad: CREATE INDEX CONCURRENTLY is refused before it creates anything');
+is($node->safe_psql('bad', q{SELECT string_agg(indexrelid::regclass::text, ',' ORDER BY 1) FROM pg_index WHERE indrelid = 'mm'::regclass}),
+	'mm_pkey', '... no index left behind');
+$node->safe_psql('bad', 'DROP INDEX side_w');
+pass('bad: DROP INDEX of one of its tables\' indexes commits (no "recovery in progress")');
 
 # in the closed database, catalog changes commit (what replay needs can be
 # put back): here the routine as it was
@@ -163,6 +185,10 @@ is(content('good'), $good_after, 'good: the commits made while "bad" was closed 
 is(content('bad'), $bad_before, 'bad: its tables open, with every commit');
 is($node->safe_psql('bad', 'SELECT v FROM mm WHERE id = 5'), '0',
 	'bad: its prepared transaction\'s row is back, uncommitted');
+is($node->safe_psql('bad', q{SELECT string_agg(gid, ',') FROM pg_prepared_xacts WHERE database = current_database()}), 'in_bad',
+	'bad: the transaction rolled back while it was closed is gone');
+is($node->safe_psql('bad', q{SELECT count(*) FROM pg_ls_dir('pg_fastckpt/prepared')}), '2',
+	'... and its file with it (the files left: "in_bad" and "in_good")');
 $node->safe_psql('bad', "COMMIT PREPARED 'in_bad'");
 is($node->safe_psql('bad', 'SELECT v FROM mm WHERE id = 5'), '100', 'bad: COMMIT PREPARED commits it');
 $node->safe_psql('good', "COMMIT PREPARED 'in_good'");
