@@ -40,6 +40,7 @@ static bool fc_installed = false;	/* shadow images got this xact's rows */
  * locks are gone, as heap's are: their locker xid aborted.
  */
 static int	fc_row_lock_level = 0;
+static uint64 fc_install_phase = 0; /* ... in this phase */
 
 /*
  * The last row lock, until it turns out to be the executor's own before
@@ -55,7 +56,6 @@ static struct
 }			fc_lock_pending;
 
 static void fc_settle_pending_lock(void);
-static uint64 fc_install_phase = 0; /* ... in this phase */
 
 uint64
 fc_pp_phase(void)
