@@ -157,6 +157,19 @@ BEGIN;
 INSERT INTO tp VALUES (40, 'x', 40);
 SELECT id FROM tp WHERE id = 1 FOR SHARE;
 PREPARE TRANSACTION 'tp_9';
+-- ... also a FOR UPDATE lock followed by an update of no key column,
+-- which holds the row less strongly than the lock (KEY SHARE passes it)
+BEGIN;
+SELECT id FROM tp WHERE id = 10 FOR UPDATE;
+UPDATE tp SET w = w + 1 WHERE id = 10;
+PREPARE TRANSACTION 'tp_10';
+-- but not FOR NO KEY UPDATE followed by such an update, which holds it as
+-- strongly
+BEGIN;
+SELECT id FROM tp WHERE id = 10 FOR NO KEY UPDATE;
+UPDATE tp SET w = w + 1 WHERE id = 10;
+PREPARE TRANSACTION 'tp_11';
+ROLLBACK PREPARED 'tp_11';
 SELECT tp_files(), count(*) FROM pg_prepared_xacts;
 SELECT tp_check();
 DROP TABLE tp, tp_heap;

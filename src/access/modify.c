@@ -376,6 +376,7 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 	}
 
 	fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid, hdr->xmin);
+	fc_write_set_note_row_write(tbl, slotno, LockTupleExclusive);
 	hdr->xmax = xid;
 	hdr->cmax = cid;
 	hdr->flags &= ~FC_XMAX_BITS;
@@ -503,6 +504,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	{
 		/* in place: the old version goes to undo, the TID stays */
 		fc_write_set_add(tbl, slotno, FC_OP_UPDATE, xid, hdr->xmin);
+		fc_write_set_note_row_write(tbl, slotno, mode);
 		fc_undo_push_live(tbl, sp, slotno, undo, xid);
 
 		memcpy(fc_pp_live(sp, &tbl->layout), newtup->t_data, newtup->t_len);
@@ -543,6 +545,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 		/* out of place: mark the old row moved, then insert the new one */
 		fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid, hdr->xmin);
+		fc_write_set_note_row_write(tbl, slotno, mode);
 		hdr->xmax = xid;
 		hdr->cmax = cid;
 		hdr->flags &= ~FC_XMAX_BITS;

@@ -721,7 +721,7 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				tmfd->traversed = true;
 			fc_remember_locked(rel, slotno, live_xmin, cid);
 			if (!tbl->is_temp)
-				fc_write_set_note_row_lock(tbl, slotno);
+				fc_write_set_note_row_lock(tbl, slotno, mode);
 			result = TM_Ok;
 			break;
 		}

@@ -457,6 +457,8 @@ fc_commit_pre_commit(void)
 		fc_commit_wait_reads();
 	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
 		fc_commit_checkpoint_for_calls(false);
+	else if (unlikely(!fc_gate_passes()) && fc_gate_is_open())
+		fc_commit_checkpoint_for_calls(false);	/* shared catalogs edited by DML */
 	if (nwrites == 0 && !fc_pending_changes_exist())
 	{
 		fc_note_session_sequences();

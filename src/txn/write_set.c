@@ -45,14 +45,16 @@ static uint64 fc_install_phase = 0; /* ... in this phase */
 /*
  * The last row lock, until it turns out to be the executor's own before
  * it updates or deletes that row (READ COMMITTED after waiting for another
- * writer, ON CONFLICT DO UPDATE): the write then holds the row, and the
- * lock does not count in fc_row_lock_level.  tbl NULL: none pending.
+ * writer, ON CONFLICT DO UPDATE): the write then holds the row at least as
+ * strongly, and the lock does not count in fc_row_lock_level.  tbl NULL:
+ * none pending.
  */
 static struct
 {
 	FcTable    *tbl;
 	uint64		slotno;
 	int			level;
+	LockTupleMode mode;
 }			fc_lock_pending;
 
 static void fc_settle_pending_lock(void);
@@ -81,10 +83,6 @@ fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op, TransactionId xid,
 	}
 	if (unlikely(fc_call_finished))
 		fc_call_taint(FC_FALLBACK_WRITES_OUTSIDE_CALL);
-	if (op != FC_OP_INSERT && fc_lock_pending.tbl == tbl &&
-		fc_lock_pending.slotno == slotno &&
-		fc_lock_pending.level == GetCurrentTransactionNestLevel())
-		fc_lock_pending.tbl = NULL;
 	w = &fc_writes[fc_nwrites++];
 	w->tbl = tbl;
 	w->generation = tbl->generation;
@@ -382,12 +380,27 @@ fc_write_set_rollback(int nestlevel)
 
 /* This transaction locked a row of a fastckpt table. */
 void
-fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno)
+fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno, LockTupleMode mode)
 {
 	fc_settle_pending_lock();
 	fc_lock_pending.tbl = tbl;
 	fc_lock_pending.slotno = slotno;
 	fc_lock_pending.level = GetCurrentTransactionNestLevel();
+	fc_lock_pending.mode = mode;
+}
+
+/*
+ * This transaction updates or deletes a row, which takes mode: the lock
+ * just taken on that row no longer counts if it was no stronger (a
+ * FOR UPDATE followed by an update of no key column still does).
+ */
+void
+fc_write_set_note_row_write(FcTable *tbl, uint64 slotno, LockTupleMode mode)
+{
+	if (fc_lock_pending.tbl == tbl && fc_lock_pending.slotno == slotno &&
+		fc_lock_pending.level == GetCurrentTransactionNestLevel() &&
+		fc_lock_pending.mode <= mode)
+		fc_lock_pending.tbl = NULL;
 }
 
 /* The pending lock was not followed by a write of its row: it counts. */

@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "access/xlogdefs.h"
+#include "nodes/lockoptions.h"
 #include "nodes/pg_list.h"
 #include "storage/relfilenode.h"
 #include "store/slot.h"
@@ -49,7 +50,10 @@ fc_write_is_logged(const FcWrite *w)
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid, TransactionId replaced_xmin);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
-extern void fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno);
+extern void fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno,
+									   LockTupleMode mode);
+extern void fc_write_set_note_row_write(FcTable *tbl, uint64 slotno,
+										LockTupleMode mode);
 
 /* ---- prepare_locks.c ---- */
 

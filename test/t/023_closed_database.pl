@@ -164,6 +164,9 @@ pass('bad: ROLLBACK PREPARED of another works (nothing of it was put back or log
 like($err,
 	qr/ERROR:  cannot change catalogs shared by all databases while the fastckpt tables of database "bad" stay closed/,
 	'bad: a change of the shared catalogs (a role) is refused while another database\'s calls are in the log');
+($ret, $out, $err) = $node->psql('bad', q{UPDATE pg_authid SET rolcreatedb = true WHERE rolname = 'pg_monitor'});
+like($err, qr/ERROR:  cannot change catalogs shared by all databases/,
+	'bad: ... also by plain DML on a shared catalog');
 # a concurrent index build would commit the index and then meet the gate
 ($ret, $out, $err) = $node->psql('bad', 'CREATE INDEX CONCURRENTLY mm_v ON mm (v)');
 like($err, qr/ERROR:  fastckpt table "mm" is not available: startup recovery could not restore the fastckpt tables of database "bad"/,
