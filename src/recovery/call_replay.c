@@ -1007,11 +1007,14 @@ fc_call_replay_main(Datum arg)
 
 /*
  * Leader: start the worker for one database and wait for it.  With no
- * worker slot free, retry until one is (worker_slots.c).
+ * worker slot free, retry until one is (worker_slots.c).  False, with the
+ * reason in error, if the calls were not all replayed; *cannot_repeat
+ * then says whether the worker found one it could not repeat (rather than
+ * exiting before it finished).
  */
 bool
 fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *result,
-						  char *error, size_t errlen)
+						  bool *cannot_repeat, char *error, size_t errlen)
 {
 	Size		size = add_size(offsetof(FcSerialShared, entries),
 								mul_size(db->nentries, sizeof(FcSerialEntry)));
@@ -1038,6 +1041,7 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 	fc_recovery_exit_if_shutdown();
 
 	ok = shared->finished && !shared->failed;
+	*cannot_repeat = shared->failed;
 	if (shared->failed)
 		snprintf(error, errlen, "database %u: %s", db->dbid, shared->error);
 	else if (!shared->finished)

@@ -41,6 +41,7 @@ typedef struct FcSerialResult
  */
 extern bool fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn,
 									  FcSerialResult *result,
+									  bool *cannot_repeat,
 									  char *error, size_t errlen);
 
 /* startup.c: rebuild one index from its table's rows */

@@ -318,7 +318,8 @@ fc_drop_orphan_databases(List *dbs)
  * record on, in commit order (call_replay.c).  A database whose calls
  * could not all be repeated keeps its tables closed; the others open (one
  * role's routine must not close every database).  False, with the reason
- * in error, if too many are closed for the gate to tell them apart.
+ * in error, if too many are closed for the gate to tell them apart, or if
+ * a worker exited before it finished.
  */
 static bool
 fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
@@ -329,11 +330,12 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 	{
 		FcSerialDb *db = (FcSerialDb *) lfirst(lc);
 		FcSerialResult result;
+		bool		cannot_repeat;
 
 		if (db->nentries == 0)
 			continue;
 		fc_gate_note_call_db(db->dbid);
-		if (!fc_replay_serial_database(db, end_lsn, &result, error, errlen))
+		if (!fc_replay_serial_database(db, end_lsn, &result, &cannot_repeat, error, errlen))
 		{
 			if (!list_member_oid(fc_database_list(), db->dbid))
 			{
@@ -341,6 +343,9 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 						(errmsg("pg_fastckpt: database %u was dropped during recovery", db->dbid)));
 				continue;
 			}
+			/* a worker that exited midway (a crash, the postmaster gone) */
+			if (!cannot_repeat)
+				return false;
 			/* never open tables without an acknowledged commit */
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -351,7 +356,12 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 							 "until this database's tables open or it is dropped. Put back what the call needs "
 							 "(the routine as it was, its role and privileges) and restart the server.")));
 			if (!fc_gate_close_database(db->dbid, error))
+			{
+				char	   *last = pstrdup(error);
+
+				snprintf(error, errlen, "the tables of more databases than can be kept closed apart; the last: %s", last);
 				return false;
+			}
 			continue;
 		}
 		fc_recovery_stats_add_calls(result.calls, result.calls_mismatched, result.seconds);
@@ -515,7 +525,7 @@ fc_recover(void)
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
-					 errdetail("The logged calls of too many databases could not be repeated; the last: %s", error),
+					 errdetail("The logged calls of a registered routine could not all be replayed: %s", error),
 					 errhint("The checkpoint and the log are kept. Put back what the calls need (the routines as they were, their roles and privileges) and restart the server.")));
 			fc_gate_fail(error);
 			fc_recovery_idle();
