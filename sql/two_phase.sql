@@ -170,6 +170,24 @@ SELECT id FROM tp WHERE id = 10 FOR NO KEY UPDATE;
 UPDATE tp SET w = w + 1 WHERE id = 10;
 PREPARE TRANSACTION 'tp_11';
 ROLLBACK PREPARED 'tp_11';
+-- all max_prepared_transactions (2) in use: PostgreSQL's own error, as for
+-- heap, and nothing of the refused transaction left
+BEGIN;
+INSERT INTO tp VALUES (50, 'full', 50);
+PREPARE TRANSACTION 'tp_full_1';
+BEGIN;
+INSERT INTO tp VALUES (51, 'full', 51);
+PREPARE TRANSACTION 'tp_full_2';
+BEGIN;
+INSERT INTO tp_heap VALUES (2);
+PREPARE TRANSACTION 'tp_full_heap';
+BEGIN;
+INSERT INTO tp VALUES (52, 'full', 52);
+PREPARE TRANSACTION 'tp_full_3';
+SELECT count(*) FROM tp WHERE id >= 50;
+SELECT tp_files(), count(*) FROM pg_prepared_xacts;
+ROLLBACK PREPARED 'tp_full_1';
+ROLLBACK PREPARED 'tp_full_2';
 SELECT tp_files(), count(*) FROM pg_prepared_xacts;
 SELECT tp_check();
 DROP TABLE tp, tp_heap;

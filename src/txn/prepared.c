@@ -304,12 +304,17 @@ fc_prepared_reserve(uint64 fxid)
 	int			found = fc_prepared_take_entry(false, fxid, MyDatabaseId,
 											   GetUserId(), fc_prepare_gid);
 
+	/*
+	 * One entry per prepared transaction that wrote fastckpt tables, as
+	 * many as PostgreSQL's: when none is free, neither is PostgreSQL's,
+	 * which would say so next, in these words.
+	 */
 	if (found < 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("cannot PREPARE this transaction: all %d entries for prepared transactions that wrote fastckpt tables are in use",
-						fc_prep->nentries),
-				 errhint("Commit or roll back prepared transactions, or raise max_prepared_transactions (restart).")));
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("maximum number of prepared transactions reached"),
+				 errhint("Increase max_prepared_transactions (currently %d).",
+						 max_prepared_xacts)));
 	fc_my_entry = found;
 }
 
