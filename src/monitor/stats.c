@@ -222,6 +222,9 @@ fastckpt_stat_tables_internal(PG_FUNCTION_ARGS)
 		values[2] = ObjectIdGetDatum(r->relnode);
 		values[3] = Int64GetDatum(r->rows);
 		values[4] = Int64GetDatum(r->dead_rows);
+		/* rows not all back yet, or never (its database stays closed) */
+		nulls[3] = nulls[4] = (!fc_gate_is_open() ||
+							   fc_gate_database_closed(r->dbid, NULL, 0));
 		values[5] = Int64GetDatum(r->slots_used);
 		values[6] = Int64GetDatum(r->slots_allocated);
 		values[7] = Int64GetDatum(r->slot_bytes);

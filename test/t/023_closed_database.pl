@@ -115,6 +115,11 @@ like($err,
 like($node->safe_psql('bad', q{SELECT tables_open || ' ' || error FROM fastckpt_stat_recovery}),
 	qr/^false database \d+: replaying the call of routine public\.add_ratio\(integer\) .* failed: division by zero$/,
 	'bad: fastckpt_stat_recovery says why');
+# the closed tables' row counts are unknown (replay stopped part way), the
+# open ones' are known; every database's tables are listed from either
+is($node->safe_psql('good', q{SELECT string_agg(database || ':' || coalesce(n_rows::text, 'null'), ' ' ORDER BY database, n_rows)
+	FROM fastckpt_stat_tables WHERE database IN ('good', 'bad')}),
+	'bad:null bad:null good:0 good:10', 'fastckpt_stat_tables: no row count for the closed database\'s table');
 ($ret, $out, $err) = $node->psql('bad', 'INSERT INTO mm VALUES (11, 0)');
 like($err, qr/fastckpt table "mm" is not available/, 'bad: writes are refused too');
 ($ret, $out, $err) = $node->psql('postgres', 'CREATE DATABASE copy_of_bad TEMPLATE bad');
