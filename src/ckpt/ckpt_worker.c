@@ -109,6 +109,32 @@ fc_commits_so_far(void)
 	return ls.records[FC_REC_VALUES] + ls.records[FC_REC_CALL];
 }
 
+/*
+ * While a database's tables stay closed, the log since the last checkpoint
+ * grows with every commit: say so once it passes max_log_size (1 GB when
+ * that is 0), and again at each doubling, so an administrator sees the
+ * disk filling before it is full.
+ */
+static void
+fc_warn_log_kept(Oid closed_db, uint64 *warned_at)
+{
+	FcCkptStats st;
+	uint64		insert = fc_log_insert_lsn();
+	uint64		limit = (uint64) (fc_max_log_size_mb > 0 ? fc_max_log_size_mb : 1024) * 1024 * 1024;
+	uint64		kept;
+
+	fc_ckpt_stats_get(&st);
+	kept = insert - Min(st.last_start_lsn, insert);
+	if (kept < limit || kept < *warned_at * 2)
+		return;
+	ereport(WARNING,
+			(errmsg("pg_fastckpt: the log holds %llu MB since the last checkpoint, and grows while the fastckpt tables of database %u stay closed",
+					(unsigned long long) (kept / (1024 * 1024)), closed_db),
+			 errdetail("No checkpoint is taken, and no log segment removed, until that database's tables open or it is dropped."),
+			 errhint("Put back what the call named in the server log at startup needs and restart the server, or drop that database.")));
+	*warned_at = kept;
+}
+
 void
 fc_checkpointer_main(Datum arg)
 {
@@ -117,6 +143,7 @@ fc_checkpointer_main(Datum arg)
 	FcCkptStats st;
 	Oid			closed_db;
 	Oid			said_closed = InvalidOid;
+	uint64		warned_at = 0;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -209,6 +236,7 @@ fc_checkpointer_main(Datum arg)
 				handled = fc_ckpt_take_requests();
 				fc_ckpt_finish_requests(handled, false);
 			}
+			fc_warn_log_kept(closed_db, &warned_at);
 			continue;
 		}
 

@@ -148,6 +148,17 @@ like($node->safe_psql('good', 'SELECT last_error FROM fastckpt_stat_checkpointer
 	'fastckpt_stat_checkpointer says why no checkpoint is taken');
 is($node->safe_psql('good', 'SELECT checkpoints FROM fastckpt_stat_checkpointer'), '0',
 	'no checkpoint was taken');
+# the log grows meanwhile: past max_log_size, the server log warns
+$node->append_conf('postgresql.conf', "pg_fastckpt.max_log_size = '1MB'");
+$node->reload;
+my $warn_offset = -s $node->logfile;
+$node->safe_psql('good', 'INSERT INTO side SELECT g, g FROM generate_series(1, 30000) g');
+$node->wait_for_log(
+	qr/WARNING:  pg_fastckpt: the log holds \d+ MB since the last checkpoint, and grows while the fastckpt tables of database \d+ stay closed/,
+	$warn_offset);
+pass('past max_log_size, the server log warns that the log grows while "bad" stays closed');
+$node->append_conf('postgresql.conf', "pg_fastckpt.max_log_size = 0");
+$node->reload;
 # after a restart, a COMMIT PREPARED may finish a catalog change, as far as
 # pg_fastckpt knows: it waits too
 ($ret, $out, $err) = $node->psql('good', "COMMIT PREPARED 'in_good'");
