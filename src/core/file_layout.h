@@ -14,6 +14,8 @@
  *	  pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>.d<k>
  *	  pg_fastckpt/prepared/<fxid>			a prepared transaction's rows (16
  *										hex digits: its full xid)
+ *	  pg_fastckpt/call_replay_attempt		a database's calls being replayed
+ *										(recovery/replay_attempts.c)
  *
  * Pure C: the server and the offline verifier (src/tools) name files
  * through these, so the two cannot drift apart.
@@ -32,6 +34,7 @@
 #define FC_SYNC_TRACE_PATH		FC_DIR "/sync_trace"
 #define FC_TIMELINE_PATH		FC_DIR "/timeline"
 #define FC_PREPARED_DIR			FC_DIR "/prepared"
+#define FC_REPLAY_ATTEMPT_PATH	FC_DIR "/call_replay_attempt"
 
 /* A log segment or checkpoint directory name: 16 upper-case hex digits. */
 #define FC_HEX_NAME_LEN			16

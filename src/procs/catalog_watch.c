@@ -44,7 +44,13 @@
 #include "access/twophase.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_auth_members.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_db_role_setting.h"
+#include "catalog/pg_parameter_acl.h"
+#include "catalog/pg_tablespace.h"
 #include "nodes/parsenodes.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
@@ -54,6 +60,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
+#include "utils/syscache.h"
 
 #include "procs/procs.h"
 #include "recovery/gate.h"
@@ -137,6 +144,22 @@ fc_plain_gid_take(const char *gid)
 }
 
 /* A backend exiting (FATAL skips PG_FINALLY) leaves what it holds. */
+/*
+ * A commit found to change a catalog by its invalidation messages, not by
+ * a statement: counted from now until it ends, so that a call committing
+ * meanwhile or after it either falls back or was published first (Dekker,
+ * with the caller's read of what was published).
+ */
+void
+fc_catalog_watch_enter_at_commit(void)
+{
+	if (!fc_changing)
+	{
+		pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
+		fc_changing = true;
+	}
+}
+
 static void
 fc_catalog_watch_exit(int code, Datum arg)
 {
@@ -271,11 +294,7 @@ fc_statement_changes_catalogs(Node *stmt)
 static void
 fc_catalog_watch_enter_transaction(void)
 {
-	if (!fc_changing)
-	{
-		pg_atomic_fetch_add_u32(&fc_watch->changers, 1);	/* a full barrier */
-		fc_changing = true;
-	}
+	fc_catalog_watch_enter_at_commit();
 	fc_commit_require_checkpoint();
 }
 
@@ -396,10 +415,44 @@ fc_catalog_watch_register_callbacks(void)
 }
 
 /*
- * Has this transaction changed a catalog that all databases share (roles,
- * memberships, database settings...)?  Its invalidation messages say so:
- * those of shared catalogs carry no database.  At commit, from the top
- * transaction.
+ * Is this one of the shared catalogs a replayed call can depend on: roles,
+ * memberships, databases (and their settings), tablespaces, privileges on
+ * settings?  Not the dependency and comment catalogs, which local objects'
+ * owners and comments change, nor subscriptions and replication origins.
+ */
+static bool
+fc_shared_catalog_matters(Oid relid)
+{
+	return relid == AuthIdRelationId || relid == AuthMemRelationId ||
+		relid == DatabaseRelationId || relid == DbRoleSettingRelationId ||
+		relid == TableSpaceRelationId || relid == ParameterAclRelationId;
+}
+
+/* ... and is this a catalog cache of one of those? */
+static bool
+fc_shared_cache_matters(int cacheid)
+{
+	switch (cacheid)
+	{
+		case AUTHMEMMEMROLE:
+		case AUTHMEMROLEMEM:
+		case AUTHNAME:
+		case AUTHOID:
+		case DATABASEOID:
+		case TABLESPACEOID:
+		case PARAMETERACLNAME:
+		case PARAMETERACLOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Has this transaction changed a shared catalog that other databases'
+ * calls can depend on (fc_shared_catalog_matters)?  Its invalidation
+ * messages say so: those of shared catalogs carry no database.  At
+ * commit, from the top transaction.
  */
 bool
 fc_catalog_watch_shared_changes(void)
@@ -411,22 +464,28 @@ fc_catalog_watch_shared_changes(void)
 	for (int i = 0; i < n; i++)
 	{
 		const SharedInvalidationMessage *m = &msgs[i];
-		Oid			dbid;
 
 		if (m->id >= 0)
-			dbid = m->cc.dbId;
+		{
+			if (!OidIsValid(m->cc.dbId) && fc_shared_cache_matters(m->cc.id))
+				return true;
+		}
 		else if (m->id == SHAREDINVALCATALOG_ID)
-			dbid = m->cat.dbId;
+		{
+			if (!OidIsValid(m->cat.dbId) && fc_shared_catalog_matters(m->cat.catId))
+				return true;
+		}
 		else if (m->id == SHAREDINVALRELCACHE_ID)
-			dbid = m->rc.dbId;
-		else if (m->id == SHAREDINVALRELMAP_ID)
-			dbid = m->rm.dbId;
+		{
+			if (!OidIsValid(m->rc.dbId) && fc_shared_catalog_matters(m->rc.relId))
+				return true;
+		}
 		else if (m->id == SHAREDINVALSNAPSHOT_ID)
-			dbid = m->sn.dbId;
-		else
-			continue;			/* storage, not catalog contents */
-		if (!OidIsValid(dbid))
-			return true;
+		{
+			/* settings (pg_db_role_setting) have no cache: only this */
+			if (!OidIsValid(m->sn.dbId) && fc_shared_catalog_matters(m->sn.relId))
+				return true;
+		}
 	}
 	return false;
 }

@@ -47,6 +47,7 @@
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/pmsignal.h"
 #include "tcop/dest.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -1008,13 +1009,14 @@ fc_call_replay_main(Datum arg)
 /*
  * Leader: start the worker for one database and wait for it.  With no
  * worker slot free, retry until one is (worker_slots.c).  False, with the
- * reason in error, if the calls were not all replayed; *cannot_repeat
- * then says whether the worker found one it could not repeat (rather than
- * exiting before it finished).
+ * reason in error, if the calls were not all replayed: one could not be
+ * repeated, or the worker exited before it finished (a routine ending its
+ * own process at replay is the same failure of that database's calls).
+ * The leader leaves instead if the postmaster is gone or asks it to.
  */
 bool
 fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *result,
-						  bool *cannot_repeat, char *error, size_t errlen)
+						  char *error, size_t errlen)
 {
 	Size		size = add_size(offsetof(FcSerialShared, entries),
 								mul_size(db->nentries, sizeof(FcSerialEntry)));
@@ -1039,9 +1041,11 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 		fc_worker_slot_wait(&slot_wait, purpose);
 	(void) WaitForBackgroundWorkerShutdown(handle);
 	fc_recovery_exit_if_shutdown();
+	/* the worker left because the postmaster died: decide nothing */
+	if (!PostmasterIsAlive())
+		proc_exit(1);
 
 	ok = shared->finished && !shared->failed;
-	*cannot_repeat = shared->failed;
 	if (shared->failed)
 		snprintf(error, errlen, "database %u: %s", db->dbid, shared->error);
 	else if (!shared->finished)

@@ -316,10 +316,11 @@ fc_drop_orphan_databases(List *dbs)
 /*
  * Replay, database by database, the records from each one's first CALL
  * record on, in commit order (call_replay.c).  A database whose calls
- * could not all be repeated keeps its tables closed; the others open (one
- * role's routine must not close every database).  False, with the reason
- * in error, if too many are closed for the gate to tell them apart, or if
- * a worker exited before it finished.
+ * could not all be repeated, or whose replay crashed the server too many
+ * times in a row (replay_attempts.c), keeps its tables closed; the others
+ * open (one role's routine must not close every database).  False, with
+ * the reason in error, if too many are closed for the gate to tell them
+ * apart.
  */
 static bool
 fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
@@ -330,12 +331,24 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 	{
 		FcSerialDb *db = (FcSerialDb *) lfirst(lc);
 		FcSerialResult result;
-		bool		cannot_repeat;
+		int			attempt;
+		bool		ok;
 
 		if (db->nentries == 0)
 			continue;
 		fc_gate_note_call_db(db->dbid);
-		if (!fc_replay_serial_database(db, end_lsn, &result, &cannot_repeat, error, errlen))
+		attempt = fc_replay_attempt_begin(db->dbid, db->entries[0].lsn);
+		if (attempt > FC_REPLAY_ATTEMPTS_MAX)
+		{
+			snprintf(error, errlen,
+					 "database %u: the server crashed %d times in a row while its logged calls were replayed (the server log names the process that ended each time)",
+					 db->dbid, FC_REPLAY_ATTEMPTS_MAX);
+			ok = false;
+		}
+		else
+			ok = fc_replay_serial_database(db, end_lsn, &result, error, errlen);
+		fc_replay_attempt_end();
+		if (!ok)
 		{
 			if (!list_member_oid(fc_database_list(), db->dbid))
 			{
@@ -343,9 +356,6 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 						(errmsg("pg_fastckpt: database %u was dropped during recovery", db->dbid)));
 				continue;
 			}
-			/* a worker that exited midway (a crash, the postmaster gone) */
-			if (!cannot_repeat)
-				return false;
 			/* never open tables without an acknowledged commit */
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),

@@ -322,8 +322,14 @@ fc_commit_checkpoint_for_calls(bool before_statement)
 	 */
 	if (fc_gate_database_closed(MyDatabaseId, NULL, 0))
 	{
-		if (!fc_gate_open_databases_have_calls() ||
-			(!before_statement && !fc_catalog_watch_shared_changes()))
+		if (!before_statement)
+		{
+			if (!fc_catalog_watch_shared_changes())
+				return;
+			/* a call that commits after this look falls back (h42 F3) */
+			fc_catalog_watch_enter_at_commit();
+		}
+		if (!fc_gate_open_databases_have_calls())
 			return;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

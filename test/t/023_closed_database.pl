@@ -53,10 +53,17 @@ sub content
 # The calls of "bad" divide by zero at replay: a routine they use edited in
 # pg_proc, which pg_fastckpt does not watch (as a routine that behaves
 # otherwise at replay would).
+sub break_database
+{
+	my ($db, $src) = @_;
+	$node->safe_psql($db,
+		"UPDATE pg_proc SET prosrc = '$src' WHERE oid = 'divisor()'::regprocedure");
+	return;
+}
+
 sub break_bad
 {
-	$node->safe_psql('bad',
-		q{UPDATE pg_proc SET prosrc = 'SELECT 0' WHERE oid = 'divisor()'::regprocedure});
+	break_database('bad', 'SELECT 0');
 	return;
 }
 
@@ -242,6 +249,115 @@ $node->safe_psql('good', 'SELECT add_ratio(9)');
 $good_after = content('good');
 crash_and_start('after that checkpoint');
 is(content('good'), $good_after, 'good: every commit is back, once more');
+
+# --- What else can happen while a database stays closed ---
+# Database "bad2": its calls fail at replay; "good" has no call in the log
+# (a checkpoint took them), so the closed database may change the shared
+# catalogs at first.
+$node->safe_psql('postgres', 'CREATE ROLE grp5; CREATE ROLE r5 LOGIN IN ROLE grp5');
+setup_database('bad2');
+$node->safe_psql('good', q{
+GRANT SELECT, UPDATE ON mm TO grp5;
+CREATE FUNCTION add_slow(p int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	x int := 0;
+BEGIN
+	UPDATE mm SET v = v + 10 WHERE id = p;
+	FOR i IN 1..20000000 LOOP
+		x := x + 1;
+	END LOOP;
+END $$;
+SELECT fastckpt_register_procedure('add_slow(int)');
+SELECT fastckpt_checkpoint();
+});
+$node->safe_psql('bad2', 'SELECT add_ratio(1)');
+$node->safe_psql('bad2', 'SELECT add_ratio(2)');
+my $bad2_before = content('bad2');
+break_database('bad2', 'SELECT 0');
+crash_and_start('calls of "bad2" that cannot be repeated');
+
+# A membership removed by plain DML in "bad2" while a call of r5, who
+# updates good's table through it, runs in "good": the call, begun before
+# and committed after, falls back to row images, and its replay needs no
+# membership (h42 F3).
+my ($call_out, $call_err) = ('', '');
+my $call = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-d', $node->connstr('good') . ' user=r5', '-c', 'SELECT add_slow(4)' ],
+	'>', \$call_out, '2>', \$call_err);
+$node->poll_query_until('good',
+	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'SELECT add_slow(4)' AND state = 'active'})
+  or die 'the call did not start';
+$node->safe_psql('bad2', q{DELETE FROM pg_auth_members WHERE member = 'r5'::regrole});
+is($node->safe_psql('good', q{SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT add_slow(4)'}), '1',
+	'the call still runs when the membership is gone');
+$call->finish;
+is($call_err, '', 'the call committed');
+is($node->safe_psql('good', q{SELECT call_records || ' ' || last_fallback FROM fastckpt_procedures WHERE routine = 'add_slow(int)'::regprocedure}),
+	'0 catalog_changed', '... as row images: a shared catalog changed while it ran');
+$node->safe_psql('good', 'SELECT add_ratio(3)');
+$good_after = content('good');
+
+# "good"'s calls are in the log now.  In "bad2", changes of its own objects
+# commit, though PostgreSQL notes their owners and comments in shared
+# catalogs (the repairs a failed call may need, h42 F4), and so do its
+# subscriptions' (h42 F5); roles, memberships and settings stay refused.
+$node->safe_psql('bad2', 'GRANT SELECT ON mm TO r5');
+pass('bad2: GRANT on one of its tables commits');
+$node->safe_psql('bad2', 'ALTER FUNCTION divisor() OWNER TO r5');
+$node->safe_psql('bad2', 'ALTER FUNCTION divisor() OWNER TO CURRENT_USER');
+pass('bad2: ALTER FUNCTION ... OWNER commits');
+$node->safe_psql('bad2', q{COMMENT ON ROLE r5 IS 'a role'});
+pass('bad2: COMMENT ON ROLE commits');
+$node->safe_psql('bad2', q{CREATE SUBSCRIPTION sub_bad2 CONNECTION 'dbname=nowhere' PUBLICATION p WITH (connect = false)});
+$node->safe_psql('bad2', 'ALTER SUBSCRIPTION sub_bad2 DISABLE');
+$node->safe_psql('bad2', 'ALTER SUBSCRIPTION sub_bad2 SET (slot_name = NONE)');
+$node->safe_psql('bad2', 'DROP SUBSCRIPTION sub_bad2');
+pass('bad2: a subscription is created, disabled and dropped');
+for my $sql ('ALTER ROLE r5 SET work_mem = \'2MB\'', 'ALTER DATABASE good SET work_mem = \'2MB\'',
+	'GRANT grp5 TO r5', 'ALTER ROLE r5 NOLOGIN')
+{
+	($ret, $out, $err) = $node->psql('bad2', $sql);
+	like($err, qr/ERROR:  cannot change catalogs shared by all databases while the fastckpt tables of database "bad2" stay closed/,
+		"bad2: refused: $sql");
+}
+
+crash_and_start('the membership gone, "bad2" still closed');
+is(content('good'), $good_after, 'good: opens with every commit, the call made without the membership too');
+($ret, $out, $err) = $node->psql('bad2', 'SELECT count(*) FROM mm');
+like($err, qr/not available/, 'bad2: still closed');
+
+# A routine that ends its own process at replay closes its database only
+# (h42 F1)...
+break_database('bad2', 'SELECT 1 + 0 * pg_terminate_backend(pg_backend_pid())::int');
+crash_and_start('a call of "bad2" whose replay terminates its own process');
+is(content('good'), $good_after, 'good: opens, with every commit');
+like($node->safe_psql('bad2', 'SELECT error FROM fastckpt_stat_recovery'),
+	qr/the worker replaying its calls stopped before it finished/, 'bad2: stays closed, saying why');
+
+# ... and one that takes the server down (as the OOM killer would) does so
+# three times at most, not for ever (h42 F2)
+$node->safe_psql('bad2', q{
+CREATE FUNCTION end_server() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	COPY (SELECT 1) TO PROGRAM 'kill -9 $PPID';
+	RETURN 1;
+END $$});
+break_database('bad2', 'SELECT end_server()');
+$log_offset = -s $node->logfile;
+crash_and_start('a call of "bad2" whose replay kills its process');
+is(content('good'), $good_after, 'good: opens, with every commit, after the crash-restarts');
+like($node->safe_psql('bad2', 'SELECT error FROM fastckpt_stat_recovery'),
+	qr/the server crashed 3 times in a row while its logged calls were replayed/,
+	'bad2: stays closed after three crashes of the server, saying why');
+my @kills = (slurp_file($node->logfile, $log_offset) =~ /call replay.* was terminated by signal 9/g);
+is(scalar(@kills), 3, 'the server went through three crash-restarts, no more');
+
+# put back, and a restart opens "bad2" whole
+break_database('bad2', 'SELECT 1');
+$node->restart;
+wait_for_tables_open($node);
+is(content('bad2'), $bad2_before, 'bad2: opens with every commit once the routine is put back');
+is(content('good'), $good_after, 'good: unchanged');
 
 $node->stop;
 done_testing();
