@@ -46,6 +46,11 @@ if [ -z "$FASTCKPT_SMALL_FS" ] && [ "$(id -u)" = 0 ]; then
 	[ -n "$FASTCKPT_SMALL_FS" ] && chown "$FC_USER" "$FASTCKPT_SMALL_FS"
 fi
 
+# TAP test files run two at a time (each waits on its servers more than it
+# computes: the suite takes two thirds of the time it takes one by one);
+# FASTCKPT_PROVE_FLAGS=-j1 runs them one by one.
+FASTCKPT_PROVE_FLAGS=${FASTCKPT_PROVE_FLAGS:--j2 --timer}
+
 passed=0
 failed=0
 failures=()
