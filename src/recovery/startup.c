@@ -26,6 +26,7 @@
  */
 #include "postgres.h"
 
+#include "access/amapi.h"
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -49,6 +50,7 @@
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -876,6 +878,35 @@ fc_unchecked_index_info(Relation ind)
 }
 
 /*
+ * index_build(), but without updating the pg_class statistics of the table
+ * and the index unless `locked`: PostgreSQL updates those rows in place,
+ * which needs a ShareUpdateExclusiveLock on the table, and recovery does
+ * not get one while a prepared transaction holds a conflicting lock.  The
+ * statistics then stay as they were before the restart.
+ */
+static void
+fc_build_index(Relation rel, Relation ind, IndexInfo *info, bool parallel, bool locked)
+{
+	Oid			save_userid;
+	int			save_sec;
+	int			save_nestlevel;
+
+	if (locked)
+	{
+		index_build(rel, ind, info, true, parallel);
+		return;
+	}
+	/* as index_build(): the owner's rights, settings local to the build */
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(rel->rd_rel->relowner,
+						   save_sec | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+	(void) ind->rd_indam->ambuild(rel, ind, info);
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec);
+}
+
+/*
  * Rebuild an index in a subtransaction, and if that fails (a user function
  * in its expression or predicate raises an error, or waits longer than
  * pg_fastckpt.recovery_index_timeout; a constraint no longer holds), leave
@@ -886,7 +917,7 @@ fc_unchecked_index_info(Relation ind)
  * on maintaining it, and REINDEX rebuilds it.
  */
 static void
-fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel)
+fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel, bool locked)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -901,8 +932,8 @@ fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel)
 			(void) GetCurrentTransactionId();
 		if (fc_recovery_index_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, fc_recovery_index_timeout_ms);
-		index_build(rel, ind, valid ? BuildIndexInfo(ind) : fc_unchecked_index_info(ind),
-					true, parallel);
+		fc_build_index(rel, ind, valid ? BuildIndexInfo(ind) : fc_unchecked_index_info(ind),
+					   parallel, locked);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
@@ -936,7 +967,7 @@ fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel)
 		RelationTruncate(ind, 0);
 		info = fc_unchecked_index_info(ind);
 		info->ii_Predicate = list_make1(makeBoolConst(false, false));
-		index_build(rel, ind, info, true, false);
+		fc_build_index(rel, ind, info, false, locked);
 		if (valid)
 		{
 			index_set_state_flags(RelationGetRelid(ind), INDEX_DROP_CLEAR_VALID);
@@ -964,6 +995,8 @@ fc_rebuild_index(const FcIndexJob *job)
 		if (ind != NULL)
 		{
 			bool		parallel = ConditionalLockRelation(rel, ShareLock);
+			bool		locked = parallel ||
+				ConditionalLockRelation(rel, ShareUpdateExclusiveLock);
 
 			fc_qualified_name(rel, cx.table, sizeof(cx.table));
 			fc_qualified_name(ind, cx.index, sizeof(cx.index));
@@ -981,7 +1014,7 @@ fc_rebuild_index(const FcIndexJob *job)
 			 */
 			if (parallel)
 				(void) GetCurrentTransactionId();
-			fc_rebuild_index_guarded(rel, ind, parallel);
+			fc_rebuild_index_guarded(rel, ind, parallel, locked);
 			error_context_stack = errcb.previous;
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);
