@@ -59,7 +59,7 @@ OBJS = \
 	src/recovery/replay.o \
 	src/recovery/replay_workers.o \
 	src/recovery/call_replay.o \
-	src/recovery/replay_attempts.o \
+	src/recovery/attempts.o \
 	src/recovery/startup.o \
 	src/recovery/timeline.o \
 	src/recovery/worker_slots.o \

@@ -14,8 +14,9 @@
  *	  pg_fastckpt/ckpt/<seq>/<db>_<tablespace>_<relfilenode>_<chunk>.d<k>
  *	  pg_fastckpt/prepared/<fxid>			a prepared transaction's rows (16
  *										hex digits: its full xid)
+ *	  pg_fastckpt/recovery_attempt			startup recovery under way, and
  *	  pg_fastckpt/call_replay_attempt		a database's calls being replayed
- *										(recovery/replay_attempts.c)
+ *										(recovery/attempts.c)
  *
  * Pure C: the server and the offline verifier (src/tools) name files
  * through these, so the two cannot drift apart.
@@ -35,6 +36,7 @@
 #define FC_TIMELINE_PATH		FC_DIR "/timeline"
 #define FC_PREPARED_DIR			FC_DIR "/prepared"
 #define FC_REPLAY_ATTEMPT_PATH	FC_DIR "/call_replay_attempt"
+#define FC_RECOVERY_ATTEMPT_PATH	FC_DIR "/recovery_attempt"
 
 /* A log segment or checkpoint directory name: 16 upper-case hex digits. */
 #define FC_HEX_NAME_LEN			16

@@ -43,14 +43,6 @@ extern bool fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn,
 									  FcSerialResult *result,
 									  char *error, size_t errlen);
 
-/*
- * replay_attempts.c: attempts to replay a database's calls that ended in
- * a crash of the server, in a row; past the limit its tables stay closed.
- */
-#define FC_REPLAY_ATTEMPTS_MAX	3
-extern int	fc_replay_attempt_begin(Oid dbid, uint64 first_lsn);
-extern void fc_replay_attempt_end(void);
-
 /* startup.c: rebuild one index from its table's rows */
 extern bool fc_rebuild_one_index(Oid relid, Oid indexid);
 

@@ -47,7 +47,8 @@
 
 #include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
-#include "recovery/call_replay.h"
+#include "core/file_layout.h"
+#include "recovery/attempts.h"
 #include "recovery/gate.h"
 #include "txn/write_set.h"
 
@@ -1152,7 +1153,9 @@ fc_recovery_exit_if_shutdown(void)
 	ereport(LOG,
 			(errmsg("pg_fastckpt: startup recovery stopped by a shutdown or termination request; it runs again from the start")));
 	pg_atomic_write_u32(&fc_gate->interrupted, 1);
-	fc_replay_attempt_end();	/* a call replay stopped so crashed nothing */
+	/* stopped so, it crashed nothing */
+	fc_attempt_end(FC_REPLAY_ATTEMPT_PATH);
+	fc_attempt_end(FC_RECOVERY_ATTEMPT_PATH);
 	fc_static_worker_exit();
 }
 

@@ -69,6 +69,7 @@
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "log/log.h"
+#include "recovery/attempts.h"
 #include "recovery/call_replay.h"
 #include "recovery/gate.h"
 #include "recovery/replay.h"
@@ -319,7 +320,7 @@ fc_drop_orphan_databases(List *dbs)
  * Replay, database by database, the records from each one's first CALL
  * record on, in commit order (call_replay.c).  A database whose calls
  * could not all be repeated, or whose replay crashed the server too many
- * times in a row (replay_attempts.c), keeps its tables closed; the others
+ * times in a row (attempts.c), keeps its tables closed; the others
  * open (one role's routine must not close every database).  False, with
  * the reason in error, if too many are closed for the gate to tell them
  * apart.
@@ -339,7 +340,7 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 		if (db->nentries == 0)
 			continue;
 		fc_gate_note_call_db(db->dbid);
-		attempt = fc_replay_attempt_begin(db->dbid, db->entries[0].lsn);
+		attempt = fc_attempt_begin(FC_REPLAY_ATTEMPT_PATH, db->dbid, db->entries[0].lsn);
 		if (attempt > FC_REPLAY_ATTEMPTS_MAX)
 		{
 			snprintf(error, errlen,
@@ -349,7 +350,7 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 		}
 		else
 			ok = fc_replay_serial_database(db, end_lsn, &result, error, errlen);
-		fc_replay_attempt_end();
+		fc_attempt_end(FC_REPLAY_ATTEMPT_PATH);
 		if (!ok)
 		{
 			if (!list_member_oid(fc_database_list(), db->dbid))
@@ -443,6 +444,20 @@ fc_recover(void)
 		start = GetCurrentTimestamp();
 		fc_recovery_stats_begin();
 		ereport(LOG, (errmsg("pg_fastckpt: startup recovery started")));
+		if (fc_attempt_begin(FC_RECOVERY_ATTEMPT_PATH, InvalidOid, 0) > FC_RECOVERY_ATTEMPTS_MAX)
+		{
+			/* rather than crash-restart for ever, with no table usable */
+			snprintf(error, sizeof(error),
+					 "the server crashed %d times in a row while startup recovery ran",
+					 FC_RECOVERY_ATTEMPTS_MAX);
+			ereport(WARNING,
+					(errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
+					 errdetail("%s.", error),
+					 errhint("The server log names the process that ended each time (for one, a routine in an index expression that takes all memory when the index is rebuilt). "
+							 "The checkpoint and the log are kept: fix the cause and restart the server.")));
+			fc_gate_fail(error);
+			fc_recovery_idle();
+		}
 
 		if (!fc_timeline_matches(error, sizeof(error)))
 		{
@@ -574,6 +589,7 @@ fc_recover(void)
 		}
 		fc_timeline_remember();
 		fc_gate_open();
+		fc_attempt_end(FC_RECOVERY_ATTEMPT_PATH);
 		ereport(LOG,
 				(errmsg("pg_fastckpt: startup recovery finished in %.3f s; fastckpt tables are open",
 						fc_seconds_since(start))));
@@ -671,6 +687,8 @@ fc_recovery_leader_main(Datum arg)
 static void
 fc_recovery_idle(void)
 {
+	/* recovery is over (or failed): it crashed nothing */
+	fc_attempt_end(FC_RECOVERY_ATTEMPT_PATH);
 	for (;;)
 	{
 		/*

@@ -359,5 +359,45 @@ wait_for_tables_open($node);
 is(content('bad2'), $bad2_before, 'bad2: opens with every commit once the routine is put back');
 is(content('good'), $good_after, 'good: unchanged');
 
+# An index expression whose rebuild at startup takes the server down: after
+# five crash-restarts in a row recovery gives up, every fastckpt table
+# closed and the server up, rather than loop for ever
+$node->safe_psql('good', q{
+CREATE FUNCTION ix_val(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN $1;
+END $$;
+CREATE INDEX mm_ix ON mm (ix_val(v));
+CREATE FUNCTION end_process() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	COPY (SELECT 1) TO PROGRAM 'kill -9 $PPID';
+	RETURN 0;
+END $$;
+CREATE OR REPLACE FUNCTION ix_val(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN $1 + end_process();
+END $$;
+});
+$log_offset = -s $node->logfile;
+$node->restart;
+$node->poll_query_until('postgres', 'SELECT error IS NOT NULL FROM fastckpt_stat_recovery')
+  or die 'recovery did not give up';
+like($node->safe_psql('postgres', 'SELECT tables_open || \' \' || error FROM fastckpt_stat_recovery'),
+	qr/^false the server crashed 5 times in a row while startup recovery ran$/,
+	'recovery gives up after five crash-restarts, saying why');
+@kills = (slurp_file($node->logfile, $log_offset) =~ /recovery worker.* was terminated by signal 9/g);
+is(scalar(@kills), 5, 'five crash-restarts, no more');
+is($node->safe_psql('good', 'SELECT 1'), '1', 'the server is up');
+$node->safe_psql('good', q{
+CREATE OR REPLACE FUNCTION ix_val(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN $1;
+END $$});
+$node->restart;
+wait_for_tables_open($node);
+is(content('good'), $good_after, 'good: opens with every commit once the function is put back');
+is($node->safe_psql('good', q{SET enable_seqscan = off; SELECT count(*) FROM mm WHERE ix_val(v) >= 0}), '10',
+	'... its expression index rebuilt');
+
 $node->stop;
 done_testing();

@@ -1,0 +1,97 @@
+/*-------------------------------------------------------------------------
+ *
+ * attempts.c
+ *	  Steps of startup recovery that ended in a crash of the whole server,
+ *	  counted across crash-restarts.
+ *
+ * A logged call or an index expression whose evaluation kills its process
+ * (the OOM killer, a crash in a routine's code) takes the server through
+ * a crash-restart, and the next start runs it again: with
+ * restart_after_crash, for ever, and no table of any kind is usable
+ * meanwhile.  So before such a step the recovery leader notes the attempt
+ * in a file, and removes the file once the step has ended, either way.  A
+ * file still there at the next attempt, left by the same postmaster (a new
+ * postmaster is a new run for the administrator, with whatever was fixed
+ * meanwhile), is an attempt that crashed the server; past a limit the
+ * caller keeps tables closed rather than try again.  No fsync: a
+ * crash-restart keeps the kernel's page cache, and a power loss starts
+ * another postmaster anyway.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/timestamp.h"
+
+#include "core/file_layout.h"
+#include "recovery/attempts.h"
+
+#define FC_ATTEMPT_MAGIC		0x46435241	/* "FCRA" */
+
+typedef struct FcAttempt
+{
+	uint32		magic;
+	int32		postmaster_pid;
+	TimestampTz postmaster_start;
+	Oid			dbid;
+	uint64		key;			/* what else tells the step apart */
+	int32		attempts;
+} FcAttempt;
+
+/*
+ * Note an attempt at the step whose file is path (for database dbid, and
+ * key); its number, counting the attempts of this postmaster at the same
+ * step that crashed the server before this one.
+ */
+int
+fc_attempt_begin(const char *path, Oid dbid, uint64 key)
+{
+	FcAttempt prev;
+	FcAttempt cur;
+	int			fd;
+
+	memset(&cur, 0, sizeof(cur));
+	cur.magic = FC_ATTEMPT_MAGIC;
+	cur.postmaster_pid = (int32) PostmasterPid;
+	cur.postmaster_start = PgStartTime;
+	cur.dbid = dbid;
+	cur.key = key;
+	cur.attempts = 1;
+
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	if (fd >= 0)
+	{
+		if (read(fd, &prev, sizeof(prev)) == sizeof(prev) &&
+			prev.magic == cur.magic &&
+			prev.postmaster_pid == cur.postmaster_pid &&
+			prev.postmaster_start == cur.postmaster_start &&
+			prev.dbid == cur.dbid && prev.key == cur.key)
+			cur.attempts = prev.attempts + 1;
+		CloseTransientFile(fd);
+	}
+
+	/* without the file, a crashing replay is only not counted */
+	fd = OpenTransientFile(path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0 || write(fd, &cur, sizeof(cur)) != sizeof(cur))
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_fastckpt: could not write file \"%s\": %m", path)));
+	if (fd >= 0)
+		CloseTransientFile(fd);
+	return cur.attempts;
+}
+
+/* The attempt at the step whose file is path ended without a crash. */
+void
+fc_attempt_end(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_fastckpt: could not remove file \"%s\": %m", path)));
+}
