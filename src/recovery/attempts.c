@@ -75,7 +75,7 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 		CloseTransientFile(fd);
 	}
 
-	/* without the file, a crashing replay is only not counted */
+	/* without the file, a step that crashes is only not counted */
 	fd = OpenTransientFile(path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0 || write(fd, &cur, sizeof(cur)) != sizeof(cur))
 		ereport(LOG,
