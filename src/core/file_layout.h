@@ -15,7 +15,7 @@
  *	  pg_fastckpt/prepared/<fxid>			a prepared transaction's rows (16
  *										hex digits: its full xid)
  *	  pg_fastckpt/recovery_attempt			startup recovery under way, and
- *	  pg_fastckpt/call_replay_attempt		a database's calls being replayed
+ *	  pg_fastckpt/call_replay_attempt_<db>	a database's calls being replayed
  *										(recovery/attempts.c)
  *
  * Pure C: the server and the offline verifier (src/tools) name files

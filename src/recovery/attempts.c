@@ -43,16 +43,36 @@ typedef struct FcAttempt
 	int32		attempts;
 } FcAttempt;
 
+/* Steps under way in this process, whose files a clean end removes. */
+#define FC_ATTEMPTS_UNDER_WAY	2
+static char fc_under_way[FC_ATTEMPTS_UNDER_WAY][MAXPGPATH];
+
+static void
+fc_track(const char *path, bool on)
+{
+	for (int i = 0; i < FC_ATTEMPTS_UNDER_WAY; i++)
+	{
+		if (on && fc_under_way[i][0] == '\0')
+		{
+			strlcpy(fc_under_way[i], path, MAXPGPATH);
+			return;
+		}
+		if (!on && strcmp(fc_under_way[i], path) == 0)
+			fc_under_way[i][0] = '\0';
+	}
+}
+
 /*
  * Note an attempt at the step whose file is path (for database dbid, and
  * key); its number, counting the attempts of this postmaster at the same
- * step that crashed the server before this one.
+ * step that crashed the server before this one, and those given up on
+ * (fc_attempt_keep).
  */
 int
 fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 {
-	FcAttempt prev;
-	FcAttempt cur;
+	FcAttempt	prev;
+	FcAttempt	cur;
 	int			fd;
 
 	memset(&cur, 0, sizeof(cur));
@@ -83,6 +103,7 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 				 errmsg("pg_fastckpt: could not write file \"%s\": %m", path)));
 	if (fd >= 0)
 		CloseTransientFile(fd);
+	fc_track(path, true);
 	return cur.attempts;
 }
 
@@ -90,8 +111,58 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 void
 fc_attempt_end(const char *path)
 {
+	fc_track(path, false);
 	if (unlink(path) != 0 && errno != ENOENT)
 		ereport(LOG,
 				(errcode_for_file_access(),
 				 errmsg("pg_fastckpt: could not remove file \"%s\": %m", path)));
+}
+
+/*
+ * The step whose file is path moves to a part that other files count
+ * (key tells it apart): a crash there does not count for this step.
+ */
+void
+fc_attempt_rekey(const char *path, uint64 key)
+{
+	FcAttempt	rec;
+	int			fd = OpenTransientFile(path, O_RDWR | PG_BINARY);
+
+	if (fd < 0)
+		return;
+	if (read(fd, &rec, sizeof(rec)) == sizeof(rec) && rec.magic == FC_ATTEMPT_MAGIC)
+	{
+		rec.key = key;
+		if (pg_pwrite(fd, &rec, sizeof(rec), 0) != sizeof(rec))
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("pg_fastckpt: could not write file \"%s\": %m", path)));
+	}
+	CloseTransientFile(fd);
+}
+
+/*
+ * The step was given up on: keep its file, so that later crash-restarts
+ * of this postmaster give it up at once rather than crash again.
+ */
+void
+fc_attempt_keep(const char *path)
+{
+	fc_track(path, false);
+}
+
+/* Recovery ends here (stopped, failed or done): no step crashed. */
+void
+fc_attempts_end_all(void)
+{
+	for (int i = 0; i < FC_ATTEMPTS_UNDER_WAY; i++)
+		if (fc_under_way[i][0] != '\0')
+			fc_attempt_end(fc_under_way[i]);
+}
+
+/* The file of the replay of a database's calls. */
+char *
+fc_call_replay_attempt_path(Oid dbid)
+{
+	return psprintf("%s_%u", FC_REPLAY_ATTEMPT_PATH, dbid);
 }

@@ -47,7 +47,6 @@
 
 #include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
-#include "core/file_layout.h"
 #include "recovery/attempts.h"
 #include "recovery/gate.h"
 #include "txn/write_set.h"
@@ -1153,9 +1152,7 @@ fc_recovery_exit_if_shutdown(void)
 	ereport(LOG,
 			(errmsg("pg_fastckpt: startup recovery stopped by a shutdown or termination request; it runs again from the start")));
 	pg_atomic_write_u32(&fc_gate->interrupted, 1);
-	/* stopped so, it crashed nothing */
-	fc_attempt_end(FC_REPLAY_ATTEMPT_PATH);
-	fc_attempt_end(FC_RECOVERY_ATTEMPT_PATH);
+	fc_attempts_end_all();		/* stopped so, it crashed nothing */
 	fc_static_worker_exit();
 }
 

@@ -334,23 +334,28 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 	{
 		FcSerialDb *db = (FcSerialDb *) lfirst(lc);
 		FcSerialResult result;
-		int			attempt;
+		char	   *attempt_path;
+		bool		crashed;
 		bool		ok;
 
 		if (db->nentries == 0)
 			continue;
 		fc_gate_note_call_db(db->dbid);
-		attempt = fc_attempt_begin(FC_REPLAY_ATTEMPT_PATH, db->dbid, db->entries[0].lsn);
-		if (attempt > FC_REPLAY_ATTEMPTS_MAX)
+		attempt_path = fc_call_replay_attempt_path(db->dbid);
+		crashed = fc_attempt_begin(attempt_path, db->dbid, db->entries[0].lsn) > FC_REPLAY_ATTEMPTS_MAX;
+		if (crashed)
 		{
 			snprintf(error, errlen,
-					 "database %u: the server crashed %d times in a row while its logged calls were replayed (the server log names the process that ended each time)",
+					 "database %u: the server crashed %d times in a row while its logged calls were replayed",
 					 db->dbid, FC_REPLAY_ATTEMPTS_MAX);
+			fc_attempt_keep(attempt_path);	/* until the postmaster restarts */
 			ok = false;
 		}
 		else
+		{
 			ok = fc_replay_serial_database(db, end_lsn, &result, error, errlen);
-		fc_attempt_end(FC_REPLAY_ATTEMPT_PATH);
+			fc_attempt_end(attempt_path);
+		}
 		if (!ok)
 		{
 			if (!list_member_oid(fc_database_list(), db->dbid))
@@ -360,14 +365,24 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 				continue;
 			}
 			/* never open tables without an acknowledged commit */
-			ereport(WARNING,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("pg_fastckpt: startup recovery failed for database %u; its fastckpt tables stay closed",
-							db->dbid),
-					 errdetail("A logged call of a registered routine could not be repeated: %s", error),
-					 errhint("The tables of other databases open, but no fastckpt checkpoint is taken, and the log is kept whole, "
-							 "until this database's tables open or it is dropped. Put back what the call needs "
-							 "(the routine as it was, its role and privileges) and restart the server.")));
+			if (crashed)
+				ereport(WARNING,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("pg_fastckpt: startup recovery failed for database %u; its fastckpt tables stay closed",
+								db->dbid),
+						 errdetail("%s: the server log names the process that ended each time (a call's replay, or another process).", error),
+						 errhint("The tables of other databases open, but no fastckpt checkpoint is taken, and the log is kept whole, "
+								 "until this database's tables open or it is dropped. Fix the cause and restart the server: "
+								 "until then its calls are not replayed again.")));
+			else
+				ereport(WARNING,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("pg_fastckpt: startup recovery failed for database %u; its fastckpt tables stay closed",
+								db->dbid),
+						 errdetail("A logged call of a registered routine could not be repeated: %s", error),
+						 errhint("The tables of other databases open, but no fastckpt checkpoint is taken, and the log is kept whole, "
+								 "until this database's tables open or it is dropped. Put back what the call needs "
+								 "(the routine as it was, its role and privileges) and restart the server.")));
 			if (!fc_gate_close_database(db->dbid, error))
 			{
 				char	   *last = pstrdup(error);
@@ -454,7 +469,8 @@ fc_recover(void)
 					(errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
 					 errdetail("%s.", error),
 					 errhint("The server log names the process that ended each time (for one, a routine in an index expression that takes all memory when the index is rebuilt). "
-							 "The checkpoint and the log are kept: fix the cause and restart the server.")));
+							 "The checkpoint and the log are kept: fix the cause and restart the server; until then recovery is not tried again.")));
+			fc_attempt_keep(FC_RECOVERY_ATTEMPT_PATH);	/* until the postmaster restarts */
 			fc_gate_fail(error);
 			fc_recovery_idle();
 		}
@@ -546,6 +562,8 @@ fc_recover(void)
 			fc_gate_fail(error);
 			fc_recovery_idle();
 		}
+		/* a crash while calls replay counts for their database alone */
+		fc_attempt_rekey(FC_RECOVERY_ATTEMPT_PATH, 1);
 		if (!fc_replay_all_serial(res.serial, res.end_lsn, error, sizeof(error)))
 		{
 			/* never open the tables without an acknowledged commit */
@@ -557,6 +575,8 @@ fc_recover(void)
 			fc_gate_fail(error);
 			fc_recovery_idle();
 		}
+
+		fc_attempt_rekey(FC_RECOVERY_ATTEMPT_PATH, 0);
 
 		if (!fc_restore_prepared(error, sizeof(error)))
 		{
@@ -589,7 +609,7 @@ fc_recover(void)
 		}
 		fc_timeline_remember();
 		fc_gate_open();
-		fc_attempt_end(FC_RECOVERY_ATTEMPT_PATH);
+		fc_attempts_end_all();
 		ereport(LOG,
 				(errmsg("pg_fastckpt: startup recovery finished in %.3f s; fastckpt tables are open",
 						fc_seconds_since(start))));
@@ -688,7 +708,7 @@ static void
 fc_recovery_idle(void)
 {
 	/* recovery is over (or failed): it crashed nothing */
-	fc_attempt_end(FC_RECOVERY_ATTEMPT_PATH);
+	fc_attempts_end_all();
 	for (;;)
 	{
 		/*

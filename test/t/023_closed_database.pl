@@ -359,6 +359,60 @@ wait_for_tables_open($node);
 is(content('bad2'), $bad2_before, 'bad2: opens with every commit once the routine is put back');
 is(content('good'), $good_after, 'good: unchanged');
 
+# Two databases whose replay takes the server down, and one whose calls
+# replay first and fine: each of the two is counted on its own (h44 F1),
+# and once closed so, a later crash-restart of the same postmaster does not
+# replay them again (h44 F6)
+setup_database('bad3');
+$node->safe_psql('bad3', q{
+CREATE FUNCTION end_server() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	COPY (SELECT 1) TO PROGRAM 'kill -9 $PPID';
+	RETURN 1;
+END $$});
+$node->safe_psql('good', 'SELECT fastckpt_checkpoint()');
+$node->safe_psql('good', 'SELECT add_ratio(5)');
+$node->safe_psql($_, 'SELECT add_ratio(1)') for ('bad2', 'bad3');
+$good_after = content('good');
+$bad2_before = content('bad2');
+my $bad3_before = content('bad3');
+break_database($_, 'SELECT end_server()') for ('bad2', 'bad3');
+$log_offset = -s $node->logfile;
+crash_and_start('two databases whose calls take the server down at replay');
+is(content('good'), $good_after, 'good: opens, with every commit');
+for my $db ('bad2', 'bad3')
+{
+	like($node->safe_psql($db, 'SELECT error FROM fastckpt_stat_recovery'),
+		qr/the server crashed 3 times in a row while its logged calls were replayed/,
+		"$db: stays closed after three crashes of its own");
+}
+@kills = (slurp_file($node->logfile, $log_offset) =~ /call replay.* was terminated by signal 9/g);
+is(scalar(@kills), 6, 'six crash-restarts in all, three for each');
+# an unrelated crash-restart: recovery runs again, without those calls
+$log_offset = -s $node->logfile;
+my $victim = $node->safe_psql('postgres', 'SELECT pg_backend_pid()');
+my $sleeper = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
+	'>', \$call_out, '2>', \$call_err);
+$node->poll_query_until('postgres',
+	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'})
+  or die 'no sleeping backend';
+$victim = $node->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'});
+kill 'KILL', $victim;
+$sleeper->finish;
+$node->poll_query_until('postgres', q{SELECT tables_open FROM fastckpt_stat_recovery})
+  or die 'recovery did not end';
+like(slurp_file($node->logfile, $log_offset), qr/server process \(PID $victim\) was terminated by signal 9/,
+	'a backend killed: the server crash-restarts');
+@kills = (slurp_file($node->logfile, $log_offset) =~ /call replay.* was terminated by signal 9/g);
+is(scalar(@kills), 0, '... and the calls that took it down are not replayed again');
+is(content('good'), $good_after, 'good: open, with every commit');
+break_database($_, 'SELECT 1') for ('bad2', 'bad3');
+$node->restart;
+wait_for_tables_open($node);
+is(content('bad2') . ' / ' . content('bad3'), "$bad2_before / $bad3_before",
+	'bad2, bad3: open with every commit once the routine is put back and the server restarted');
+
 # An index expression whose rebuild at startup takes the server down: after
 # five crash-restarts in a row recovery gives up, every fastckpt table
 # closed and the server up, rather than loop for ever
