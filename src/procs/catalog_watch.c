@@ -81,6 +81,7 @@ static int	fc_statements_held = 0; /* statements counted until they return */
 static bool fc_exit_callback_set = false;
 static char fc_preparing_gid[GIDSIZE];	/* PREPARE TRANSACTION of a
 										 * transaction that changed no catalog */
+static bool fc_files_statement = false; /* see fc_catalog_watch_files_statement */
 
 static void fc_catalog_watch_leave(void);
 
@@ -261,6 +262,10 @@ fc_statement_changes_catalogs(Node *stmt)
 		case T_CommentStmt:
 			/* a call sees no other database, and its own cannot be dropped */
 		case T_DropdbStmt:
+		case T_CreatedbStmt:
+			/* nor does it create tables, where a tablespace would matter */
+		case T_CreateTableSpaceStmt:
+		case T_DropTableSpaceStmt:
 			/* replication settings, which no replayed call can see */
 		case T_CreatePublicationStmt:
 		case T_AlterPublicationStmt:
@@ -309,6 +314,9 @@ fc_catalog_watch_statement(Node *stmt)
 {
 	if (fc_in_recovery_worker)
 		return false;
+	if (IsA(stmt, CreatedbStmt) || IsA(stmt, DropdbStmt) ||
+		IsA(stmt, CreateTableSpaceStmt) || IsA(stmt, DropTableSpaceStmt))
+		fc_files_statement = true;
 	if (IsA(stmt, TransactionStmt))
 	{
 		TransactionStmt *ts = (TransactionStmt *) stmt;
@@ -402,6 +410,7 @@ fc_catalog_watch_release(ResourceReleasePhase phase, bool isCommit,
 	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isTopLevel)
 		return;
 	fc_preparing_gid[0] = '\0';	/* a PREPARE that failed */
+	fc_files_statement = false;
 	if (!fc_changing)
 		return;
 	fc_changing = false;
@@ -412,6 +421,18 @@ void
 fc_catalog_watch_register_callbacks(void)
 {
 	RegisterResourceReleaseCallback(fc_catalog_watch_release, NULL);
+}
+
+/*
+ * Is this transaction a CREATE or DROP of a database or tablespace?  Those
+ * run alone, outside any transaction block, and make or remove files
+ * before they commit, which a refusal at commit would leave half done; and
+ * none changes what a replayed call sees.
+ */
+bool
+fc_catalog_watch_files_statement(void)
+{
+	return fc_files_statement;
 }
 
 /*

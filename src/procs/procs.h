@@ -93,6 +93,7 @@ extern void fc_catalog_watch_prepared(void);
 extern void fc_catalog_watch_register_callbacks(void);
 extern bool fc_catalog_watch_shared_changes(void);
 extern void fc_catalog_watch_enter_at_commit(void);
+extern bool fc_catalog_watch_files_statement(void);
 extern uint64 fc_catalog_epoch(void);
 extern bool fc_catalog_changed_since(uint64 epoch);
 

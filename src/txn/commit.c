@@ -324,7 +324,7 @@ fc_commit_checkpoint_for_calls(bool before_statement)
 	{
 		if (!before_statement)
 		{
-			if (!fc_catalog_watch_shared_changes())
+			if (fc_catalog_watch_files_statement() || !fc_catalog_watch_shared_changes())
 				return;
 			/* a call that commits after this look falls back (h42 F3) */
 			fc_catalog_watch_enter_at_commit();

@@ -255,6 +255,7 @@ is(content('good'), $good_after, 'good: every commit is back, once more');
 # (a checkpoint took them), so the closed database may change the shared
 # catalogs at first.
 $node->safe_psql('postgres', 'CREATE ROLE grp5; CREATE ROLE r5 LOGIN IN ROLE grp5');
+$node->safe_psql('postgres', 'CREATE DATABASE scratch');
 setup_database('bad2');
 $node->safe_psql('good', q{
 GRANT SELECT, UPDATE ON mm TO grp5;
@@ -320,6 +321,27 @@ for my $sql ('ALTER ROLE r5 SET work_mem = \'2MB\'', 'ALTER DATABASE good SET wo
 	like($err, qr/ERROR:  cannot change catalogs shared by all databases while the fastckpt tables of database "bad2" stay closed/,
 		"bad2: refused: $sql");
 }
+# ... also when a prepared transaction would commit it later (h44 F2)
+($ret, $out, $err) = $node->psql('bad2', q{BEGIN; UPDATE pg_authid SET rolcreatedb = true WHERE rolname = 'r5'; PREPARE TRANSACTION 'sneak'});
+like($err, qr/ERROR:  cannot change catalogs shared by all databases while the fastckpt tables of database "bad2" stay closed/,
+	'bad2: refused at PREPARE TRANSACTION too');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'sneak'}), '0',
+	'... nothing prepared');
+# Creating and dropping databases and tablespaces, which remove files before
+# they commit, commit (none changes what a call sees) rather than fail at
+# commit half done (h44 F3); from the closed database and from an open one
+my $ts_dir = PostgreSQL::Test::Utils::tempdir();
+for my $db ('bad2', 'good')
+{
+	$node->safe_psql($db, "CREATE TABLESPACE ts_$db LOCATION '$ts_dir/$db'") if mkdir("$ts_dir/$db");
+	$node->safe_psql($db, "DROP TABLESPACE ts_$db");
+	my @left = glob("$ts_dir/$db/*");
+	is(scalar(@left) . ' ' . $node->safe_psql($db, "SELECT count(*) FROM pg_tablespace WHERE spcname = 'ts_$db'"),
+		'0 0', "$db: CREATE and DROP TABLESPACE commit, files and catalog row gone");
+}
+$node->safe_psql('bad2', 'DROP DATABASE scratch');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_database WHERE datname = 'scratch'}), '0',
+	'bad2: DROP DATABASE of another database commits');
 
 crash_and_start('the membership gone, "bad2" still closed');
 is(content('good'), $good_after, 'good: opens with every commit, the call made without the membership too');
