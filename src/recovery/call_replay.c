@@ -96,6 +96,7 @@ typedef struct FcSerialShared
 	uint64		nentries;
 	bool		finished;		/* the worker got to the end */
 	bool		failed;			/* ... and could not repeat a record */
+	bool		terminated;		/* another process sent it SIGTERM */
 	FcSerialResult result;
 	char		error[1024];
 	FcSerialEntry entries[FLEXIBLE_ARRAY_MEMBER];
@@ -976,20 +977,43 @@ fc_serial_run(FcSerialState *st)
 		(double) TimestampDifferenceMilliseconds(start, GetCurrentTimestamp()) / 1000.0;
 }
 
+/*
+ * SIGTERM: die() as any backend, but first note whether it came from
+ * another process (pg_terminate_backend of the worker, say) or from the
+ * worker itself (a replayed routine terminating its own backend): the
+ * leader runs recovery again after the one, and takes the other as the
+ * call's failure.
+ */
+static volatile FcSerialShared *fc_serial_signalled = NULL;
+
+static void
+fc_serial_sigterm(int signo, siginfo_t *info, void *context)
+{
+	if (fc_serial_signalled != NULL && info != NULL && info->si_pid != MyProcPid)
+		fc_serial_signalled->terminated = true;
+	die(signo);
+}
+
 void
 fc_call_replay_main(Datum arg)
 {
 	dsm_segment *seg;
 	FcSerialState st;
 	HASHCTL		ctl;
+	struct sigaction act;
 
-	pqsignal(SIGTERM, die);
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = fc_serial_sigterm;
+	act.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	sigaction(SIGTERM, &act, NULL);
 	BackgroundWorkerUnblockSignals();
 	seg = dsm_attach(DatumGetUInt32(arg));
 	if (seg == NULL)
 		proc_exit(1);
 	memset(&st, 0, sizeof(st));
 	st.shared = (FcSerialShared *) dsm_segment_address(seg);
+	fc_serial_signalled = st.shared;
 	BackgroundWorkerInitializeConnectionByOid(st.shared->dboid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
 	fc_gate_register_recovery_process();
@@ -1044,6 +1068,9 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 	/* the worker left because the postmaster died: decide nothing */
 	if (!PostmasterIsAlive())
 		proc_exit(1);
+	/* ... or another process terminated it: nothing is wrong with the calls */
+	if (!shared->finished && !shared->failed && shared->terminated)
+		fc_recovery_stop(psprintf("the worker replaying the calls of database %u was terminated", db->dbid));
 
 	ok = shared->finished && !shared->failed;
 	if (shared->failed)

@@ -1147,10 +1147,16 @@ fc_register_planner_gate(void)
 void
 fc_recovery_exit_if_shutdown(void)
 {
-	if (!ShutdownRequestPending)
-		return;
+	if (ShutdownRequestPending)
+		fc_recovery_stop("startup recovery stopped by a shutdown or termination request");
+}
+
+/* Stop startup recovery, to run again from the start; why: what stopped it. */
+void
+fc_recovery_stop(const char *why)
+{
 	ereport(LOG,
-			(errmsg("pg_fastckpt: startup recovery stopped by a shutdown or termination request; it runs again from the start")));
+			(errmsg("pg_fastckpt: %s; it runs again from the start", why)));
 	pg_atomic_write_u32(&fc_gate->interrupted, 1);
 	fc_attempts_end_all();		/* stopped so, it crashed nothing */
 	fc_static_worker_exit();

@@ -78,6 +78,7 @@ extern bool fc_gate_failed(char *reason, size_t len);
 extern void fc_gate_register_recovery_process(void);
 extern void fc_recovery_settings(void);
 extern void fc_recovery_exit_if_shutdown(void);
+extern void fc_recovery_stop(const char *why) pg_attribute_noreturn();
 extern bool fc_recovery_was_interrupted(void);
 
 extern void fc_register_planner_gate(void);

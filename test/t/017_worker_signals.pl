@@ -206,6 +206,24 @@ is($node->safe_psql('postgres', 'SELECT n FROM c') . '|' .
 	"$calls|$calls", 'the next start replays every call');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'), $rows, '... and keeps every row');
 
+# pg_terminate_backend() of the call replay worker (another process's
+# SIGTERM, not the replayed routine's own): recovery runs again from the
+# start, every call is replayed, and no database stays closed (h44 F5)
+$node->append_conf('postgresql.conf', 'restart_after_crash = on');
+ok(crash_postmaster($node), 'kill -9 with the calls still in the log');
+$start_offset = -s $node->logfile;
+$node->start;
+$replayer = restarted_worker(qr/pg_fastckpt call replay/);
+ok(defined $replayer, 'a call replay worker runs');
+is($node->safe_psql('template1', "SELECT pg_terminate_backend($replayer)"), 't',
+	'pg_terminate_backend() of the call replay worker');
+wait_for_tables_open($node);
+ok($node->log_contains('the worker replaying the calls of database \d+ was terminated; it runs again from the start', $start_offset),
+	'the leader runs recovery again');
+is($node->safe_psql('postgres', 'SELECT n FROM c') . '|' .
+	$node->safe_psql('postgres', q{SELECT calls_replayed || ' ' || (error IS NULL) FROM fastckpt_stat_recovery}),
+	"$calls|$calls true", '... which replays every call, and no database is closed');
+
 # the same during the index rebuild: the worker starts no index once the
 # postmaster is gone, and leaves one it is scanning, instead of building
 # every index left with the shared memory attached (h30: 20 s of a
