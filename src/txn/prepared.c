@@ -520,17 +520,20 @@ static bool fc_prepared_file_for_gid(const char *gid);
 /*
  * Before COMMIT or ROLLBACK PREPARED of gid.  Startup recovery puts the
  * rows of prepared transactions back last: until then, finishing one of
- * ours would commit or roll back nothing, so wait.  In a database whose
- * tables recovery left closed their rows are not back and nothing of them
+ * ours would commit or roll back nothing, so wait.  Where recovery left
+ * the tables closed (in one database, or in all: a prepared transaction's
+ * file damaged, say), their rows are not all back and nothing of them
  * was logged: a rollback is PostgreSQL's alone (false; the next start
- * drops the file), a commit is refused.
+ * drops the file, even a damaged one), a commit is refused.
  */
 bool
 fc_prepared_wait_for_tables(const char *gid, bool commit)
 {
+	char		reason[1];
+
 	if (fc_gate_passes() || !fc_prepared_file_for_gid(gid))
 		return true;
-	if (!commit && fc_gate_is_open())
+	if (!commit && (fc_gate_is_open() || fc_gate_failed(reason, sizeof(reason))))
 		return false;
 	fc_gate_wait_for(psprintf("%s of a transaction that wrote fastckpt tables",
 							  commit ? "COMMIT PREPARED" : "ROLLBACK PREPARED"));
@@ -1071,13 +1074,29 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 			continue;
 		}
 		data = fc_prepared_read_file(path, &size);
+		problem = data == NULL ? "it could not be read" : fc_prepared_check(data, size);
+		if (problem != NULL &&
+			!fc_still_prepared(strtou64(de->d_name, NULL, 16)))
+		{
+			/* its transaction ended (a ROLLBACK PREPARED meanwhile): not needed */
+			ereport(LOG,
+					(errmsg("pg_fastckpt: removing file \"%s\", damaged (%s), of a transaction no longer prepared",
+							path, problem)));
+			if (unlink(path) != 0)
+				ereport(WARNING,
+						(errcode_for_file_access(),
+						 errmsg("could not remove file \"%s\": %m", path)));
+			if (data)
+				pfree(data);
+			continue;
+		}
 		if (data == NULL)
 		{
 			snprintf(error, errlen, "could not read file \"%s\": %m", path);
 			ok = false;
 			break;
 		}
-		if ((problem = fc_prepared_check(data, size)) != NULL)
+		if (problem != NULL)
 		{
 			snprintf(error, errlen,
 					 "file \"%s\" of a prepared transaction is damaged: %s", path, problem);

@@ -275,6 +275,29 @@ $node->safe_psql('postgres', q{COMMIT PREPARED 'e'});
 $rows{70}[1] = 8;
 is(content(), expect(%rows), '... and commits');
 
+# A damaged file that cannot be put back: the way out is ROLLBACK PREPARED
+# (nothing of the transaction is in the log; COMMIT PREPARED stays refused),
+# then a restart drops the file and opens the tables (h45).
+$node->safe_psql('postgres', q{BEGIN; UPDATE acct SET v = 9 WHERE id = 70; PREPARE TRANSACTION 'f'});
+$node->stop;
+opendir($dh, $dir) or die "no $dir: $!";
+($file) = grep { /^[0-9A-F]{16}$/ } readdir($dh);
+closedir($dh);
+$path = "$dir/$file";
+truncate($path, 100) or die "truncate $path: $!";
+$node->start;
+ok($node->poll_query_until('postgres', q{SELECT error ~ 'is damaged' FROM fastckpt_stat_recovery}),
+	'a truncated file keeps the tables closed');
+($rc, $out, $err) = $node->psql('postgres', q{COMMIT PREPARED 'f'});
+like($err, qr/COMMIT PREPARED of a transaction that wrote fastckpt tables is not available/,
+	'COMMIT PREPARED of its transaction is refused');
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'f'});
+is(prepared_gids(), '', 'ROLLBACK PREPARED of it goes through');
+$node->restart;
+wait_for_tables_open($node);
+ok(!-e $path, 'the next start drops the damaged file of the rolled back transaction');
+is(content(), expect(%rows), '... and opens the tables, without the transaction');
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 # assert-enabled builds check that pg_class rows are updated in place under
