@@ -39,6 +39,8 @@
 #include "access/transam.h"
 #include "access/twophase.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -46,6 +48,7 @@
 #include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "pg_fastckpt.h"
@@ -540,13 +543,42 @@ fc_prepared_wait_for_tables(const char *gid, bool commit)
 	return true;
 }
 
-/* Does a file of a prepared transaction with this gid exist? */
+/* The xid of the transaction PostgreSQL holds prepared as gid, or none. */
+static TransactionId
+fc_prepared_xid_of_gid(const char *gid)
+{
+	TransactionId xid = InvalidTransactionId;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(gid)};
+	bool		isnull;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		return InvalidTransactionId;
+	if (SPI_execute_with_args("SELECT transaction FROM pg_catalog.pg_prepared_xacts WHERE gid = $1",
+							  1, argtypes, values, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			xid = DatumGetTransactionId(d);
+	}
+	SPI_finish();
+	return xid;
+}
+
+/*
+ * Does a file of a prepared transaction with this gid exist?  A damaged
+ * one is gid's if its name, the full xid, is that of gid's transaction.
+ */
 static bool
 fc_prepared_file_for_gid(const char *gid)
 {
 	DIR		   *dir = AllocateDir(FC_PREPARED_DIR);
 	struct dirent *de;
 	bool		found = false;
+	bool		xid_known = false;
+	TransactionId gid_xid = InvalidTransactionId;
 
 	if (dir == NULL)
 		return false;
@@ -556,13 +588,20 @@ fc_prepared_file_for_gid(const char *gid)
 		char	   *data;
 		size_t		size;
 
-		if (strlen(de->d_name) != FC_HEX_NAME_LEN)
+		if (!fc_is_hex_name(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), FC_PREPARED_DIR "/%s", de->d_name);
 		data = fc_prepared_read_file(path, &size);
-		/* a damaged one may be it */
-		found = (data == NULL || fc_prepared_check(data, size) != NULL ||
-				 strcmp(((fc_prepared_header *) data)->gid, gid) == 0);
+		if (data != NULL && fc_prepared_check(data, size) == NULL)
+			found = strcmp(((fc_prepared_header *) data)->gid, gid) == 0;
+		else
+		{
+			if (!xid_known)
+				gid_xid = fc_prepared_xid_of_gid(gid);
+			xid_known = true;
+			found = TransactionIdIsValid(gid_xid) &&
+				XidFromFullTransactionId(FullTransactionIdFromU64(strtou64(de->d_name, NULL, 16))) == gid_xid;
+		}
 		if (data)
 			pfree(data);
 	}

@@ -278,7 +278,9 @@ is(content(), expect(%rows), '... and commits');
 # A damaged file that cannot be put back: the way out is ROLLBACK PREPARED
 # (nothing of the transaction is in the log; COMMIT PREPARED stays refused),
 # then a restart drops the file and opens the tables (h45).
-$node->safe_psql('postgres', q{BEGIN; UPDATE acct SET v = 9 WHERE id = 70; PREPARE TRANSACTION 'f'});
+$node->safe_psql('postgres', q{CREATE TABLE heap_side (i int)});
+$node->safe_psql('postgres', q{BEGIN; UPDATE acct SET v = 9 WHERE id = 70; PREPARE TRANSACTION 'damaged'});
+$node->safe_psql('postgres', q{BEGIN; INSERT INTO heap_side VALUES (1); PREPARE TRANSACTION 'heap_only'});
 $node->stop;
 opendir($dh, $dir) or die "no $dir: $!";
 ($file) = grep { /^[0-9A-F]{16}$/ } readdir($dh);
@@ -288,10 +290,13 @@ truncate($path, 100) or die "truncate $path: $!";
 $node->start;
 ok($node->poll_query_until('postgres', q{SELECT error ~ 'is damaged' FROM fastckpt_stat_recovery}),
 	'a truncated file keeps the tables closed');
-($rc, $out, $err) = $node->psql('postgres', q{COMMIT PREPARED 'f'});
+($rc, $out, $err) = $node->psql('postgres', q{COMMIT PREPARED 'damaged'});
 like($err, qr/COMMIT PREPARED of a transaction that wrote fastckpt tables is not available/,
 	'COMMIT PREPARED of its transaction is refused');
-$node->safe_psql('postgres', q{ROLLBACK PREPARED 'f'});
+$node->safe_psql('postgres', q{COMMIT PREPARED 'heap_only'});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM heap_side'), '1',
+	'a prepared transaction that wrote heap tables only commits meanwhile (the damaged file is not its)');
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'damaged'});
 is(prepared_gids(), '', 'ROLLBACK PREPARED of it goes through');
 $node->restart;
 wait_for_tables_open($node);
