@@ -213,8 +213,10 @@ fc_prepare_database_stmt(Node *parsetree)
 		CreatedbStmt *stmt = (CreatedbStmt *) parsetree;
 		const char *template = fc_database_option(stmt->options, "template");
 
-		fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"",
-								  template ? template : "template1"));
+		/* recovery first; then only the template's state matters */
+		if (!fc_gate_is_open())
+			fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"",
+									  template ? template : "template1"));
 		fc_error_if_database_closed(get_database_oid(template ? template : "template1", true));
 		return true;
 	}
@@ -226,7 +228,8 @@ fc_prepare_database_stmt(Node *parsetree)
 		if (fc_database_option(stmt->options, "tablespace") == NULL ||
 			!OidIsValid(dbid))
 			return false;		/* PostgreSQL reports what is wrong */
-		fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"", stmt->dbname));
+		if (!fc_gate_is_open())
+			fc_gate_wait_for(psprintf("fastckpt data of database \"%s\"", stmt->dbname));
 		fc_error_if_database_closed(dbid);
 		fc_check_move_database(stmt, dbid, fc_database_tablespace(dbid));
 		return true;

@@ -342,6 +342,10 @@ for my $db ('bad2', 'good')
 $node->safe_psql('bad2', 'DROP DATABASE scratch');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_database WHERE datname = 'scratch'}), '0',
 	'bad2: DROP DATABASE of another database commits');
+$node->safe_psql('bad2', 'CREATE DATABASE made_in_bad2');
+is($node->safe_psql('made_in_bad2', 'SELECT 1'), '1',
+	'bad2: CREATE DATABASE from template1, which is open, commits (h44 F8)');
+$node->safe_psql('bad2', 'DROP DATABASE made_in_bad2');
 
 crash_and_start('the membership gone, "bad2" still closed');
 is(content('good'), $good_after, 'good: opens with every commit, the call made without the membership too');
