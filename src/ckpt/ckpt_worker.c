@@ -131,7 +131,7 @@ fc_warn_log_kept(Oid closed_db, uint64 *warned_at)
 			(errmsg("pg_fastckpt: the log holds %llu MB since the last checkpoint, and grows while the fastckpt tables of database %u stay closed",
 					(unsigned long long) (kept / (1024 * 1024)), closed_db),
 			 errdetail("No checkpoint is taken, and no log segment removed, until that database's tables open or it is dropped."),
-			 errhint("Put back what the call named in the server log at startup needs and restart the server, or drop that database.")));
+			 errhint("Fix what the server log names as the cause at startup and restart the server, or drop that database.")));
 	*warned_at = kept;
 }
 

@@ -1102,6 +1102,7 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 		size_t		size;
 		const char *problem;
 		const fc_prepared_header *hdr;
+		int			read_errno;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -1113,6 +1114,7 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 			continue;
 		}
 		data = fc_prepared_read_file(path, &size);
+		read_errno = errno;
 		problem = data == NULL ? "it could not be read" : fc_prepared_check(data, size);
 		if (problem != NULL &&
 			!fc_still_prepared(strtou64(de->d_name, NULL, 16)))
@@ -1131,6 +1133,7 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 		}
 		if (data == NULL)
 		{
+			errno = read_errno;
 			snprintf(error, errlen, "could not read file \"%s\": %m", path);
 			ok = false;
 			break;
