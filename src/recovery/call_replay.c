@@ -44,6 +44,7 @@
 #include "nodes/parsenodes.h"
 #include "parser/parse_coerce.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -1031,6 +1032,32 @@ fc_call_replay_main(Datum arg)
 }
 
 /*
+ * Leader: wait for the worker to end; a termination request to the leader
+ * stops it too, rather than wait for every call to replay first.
+ */
+static void
+fc_wait_for_serial_worker(BackgroundWorkerHandle *handle)
+{
+	for (;;)
+	{
+		pid_t		pid;
+		BgwHandleStatus status = GetBackgroundWorkerPid(handle, &pid);
+
+		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
+			return;
+		if (ShutdownRequestPending)
+		{
+			TerminateBackgroundWorker(handle);
+			(void) WaitForBackgroundWorkerShutdown(handle);
+			return;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/*
  * Leader: start the worker for one database and wait for it.  With no
  * worker slot free, retry until one is (worker_slots.c).  False, with the
  * reason in error, if the calls were not all replayed: one could not be
@@ -1063,7 +1090,7 @@ fc_replay_serial_database(const FcSerialDb *db, uint64 end_lsn, FcSerialResult *
 											 "fc_call_replay_main", "pg_fastckpt call replay",
 											 name, UInt32GetDatum(dsm_segment_handle(seg)))) == NULL)
 		fc_worker_slot_wait(&slot_wait, purpose);
-	(void) WaitForBackgroundWorkerShutdown(handle);
+	fc_wait_for_serial_worker(handle);
 	fc_recovery_exit_if_shutdown();
 	/* the worker left because the postmaster died: decide nothing */
 	if (!PostmasterIsAlive())

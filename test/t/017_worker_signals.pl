@@ -224,6 +224,29 @@ is($node->safe_psql('postgres', 'SELECT n FROM c') . '|' .
 	$node->safe_psql('postgres', q{SELECT calls_replayed || ' ' || (error IS NULL) FROM fastckpt_stat_recovery}),
 	"$calls|$calls true", '... which replays every call, and no database is closed');
 
+# pg_terminate_backend() of the recovery leader while the calls replay: the
+# replay stops at once, not after every call (h44 F9), and recovery runs
+# again from the start
+ok(crash_postmaster($node), 'kill -9 with the calls in the log, once more');
+$node->start;
+$replayer = restarted_worker(qr/pg_fastckpt call replay/);
+ok(defined $replayer, 'a call replay worker runs');
+my $replay_leader = server_child_pid($node, qr/pg_fastckpt recovery leader/);
+my $term_at = time();
+$node->safe_psql('template1', "SELECT pg_terminate_backend($replay_leader)");
+for (1 .. 3000)
+{
+	last if exited($replayer);
+	usleep(10_000);
+}
+my $stopped_after = time() - $term_at;
+ok($stopped_after < $calls_took / 2,
+	sprintf('the replay stopped %.2f s after the leader was terminated (the calls took %.1f s)', $stopped_after, $calls_took));
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', 'SELECT n FROM c') . '|' .
+	$node->safe_psql('postgres', 'SELECT calls_replayed FROM fastckpt_stat_recovery'),
+	"$calls|$calls", '... and recovery, run again, replays every call');
+
 # the same during the index rebuild: the worker starts no index once the
 # postmaster is gone, and leaves one it is scanning, instead of building
 # every index left with the shared memory attached (h30: 20 s of a
