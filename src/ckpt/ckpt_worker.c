@@ -128,8 +128,8 @@ fc_warn_log_kept(Oid closed_db, uint64 *warned_at)
 	if (kept < limit || kept < *warned_at * 2)
 		return;
 	ereport(WARNING,
-			(errmsg("pg_fastckpt: the log holds %llu MB since the last checkpoint, and grows while the fastckpt tables of database %u stay closed",
-					(unsigned long long) (kept / (1024 * 1024)), closed_db),
+			(errmsg("pg_fastckpt: the log holds %llu MB since the last checkpoint, and grows while the fastckpt tables of database %s stay closed",
+					(unsigned long long) (kept / (1024 * 1024)), fc_gate_closed_database_label(closed_db)),
 			 errdetail("No checkpoint is taken, and no log segment removed, until that database's tables open or it is dropped."),
 			 errhint("Fix what the server log names as the cause at startup and restart the server, or drop that database.")));
 	*warned_at = kept;

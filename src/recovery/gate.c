@@ -12,6 +12,7 @@
 #include "access/parallel.h"
 #include "access/relation.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
@@ -58,6 +59,8 @@
 typedef struct FcClosedDb
 {
 	Oid			dbid;
+	char		name[NAMEDATALEN];	/* at closing, for processes without a
+									 * database (the checkpoint writer) */
 	char		reason[256];
 } FcClosedDb;
 
@@ -257,12 +260,27 @@ bool
 fc_gate_close_database(Oid dbid, const char *reason)
 {
 	uint32		n = pg_atomic_read_u32(&fc_gate->closed_dbs);
+	char		name[NAMEDATALEN] = "";
+	char	   *found;
 
 	Assert(!fc_gate_is_open());
 	if (n >= FC_GATE_CLOSED_DBS)
 		return false;
+	if (IsTransactionState())
+		found = get_database_name(dbid);
+	else
+	{
+		StartTransactionCommand();
+		found = get_database_name(dbid);
+		if (found != NULL)
+			strlcpy(name, found, sizeof(name));
+		CommitTransactionCommand();
+	}
+	if (found != NULL && name[0] == '\0')
+		strlcpy(name, found, sizeof(name));
 	SpinLockAcquire(&fc_gate->stats_lock);
 	fc_gate->closed[n].dbid = dbid;
+	strlcpy(fc_gate->closed[n].name, name, sizeof(fc_gate->closed[n].name));
 	strlcpy(fc_gate->closed[n].reason, reason, sizeof(fc_gate->closed[n].reason));
 	SpinLockRelease(&fc_gate->stats_lock);
 	pg_atomic_write_u32(&fc_gate->closed_dbs, n + 1);
@@ -392,6 +410,23 @@ fc_gate_open_databases_have_calls(void)
 	}
 	SpinLockRelease(&fc_gate->stats_lock);
 	return found;
+}
+
+/*
+ * A closed database's name as it was when it closed (for processes that
+ * cannot look it up), or its OID.
+ */
+const char *
+fc_gate_closed_database_label(Oid dbid)
+{
+	char		name[NAMEDATALEN] = "";
+
+	SpinLockAcquire(&fc_gate->stats_lock);
+	for (uint32 i = 0; i < pg_atomic_read_u32(&fc_gate->closed_dbs); i++)
+		if (fc_gate->closed[i].dbid == dbid)
+			strlcpy(name, fc_gate->closed[i].name, sizeof(name));
+	SpinLockRelease(&fc_gate->stats_lock);
+	return name[0] ? psprintf("\"%s\" (OID %u)", name, dbid) : psprintf("%u", dbid);
 }
 
 /* A database's name for messages, or its OID once it is gone. */

@@ -48,6 +48,7 @@ typedef struct FcRecoveryStats
 extern bool fc_gate_is_open(void);
 extern bool fc_gate_passes(void);
 extern bool fc_gate_close_database(Oid dbid, const char *reason);
+extern const char *fc_gate_closed_database_label(Oid dbid);
 extern void fc_gate_forget_database(Oid dbid);
 extern bool fc_gate_database_closed(Oid dbid, char *reason, size_t len);
 extern bool fc_gate_some_database_closed(Oid *dbid);

@@ -161,7 +161,7 @@ $node->reload;
 my $warn_offset = -s $node->logfile;
 $node->safe_psql('good', 'INSERT INTO side SELECT g, g FROM generate_series(1, 30000) g');
 $node->wait_for_log(
-	qr/WARNING:  pg_fastckpt: the log holds \d+ MB since the last checkpoint, and grows while the fastckpt tables of database \d+ stay closed/,
+	qr/WARNING:  pg_fastckpt: the log holds \d+ MB since the last checkpoint, and grows while the fastckpt tables of database "bad" \(OID \d+\) stay closed/,
 	$warn_offset);
 pass('past max_log_size, the server log warns that the log grows while "bad" stays closed');
 $node->append_conf('postgresql.conf', "pg_fastckpt.max_log_size = 0");
