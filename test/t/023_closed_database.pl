@@ -61,6 +61,19 @@ sub break_database
 	return;
 }
 
+# A function whose call ends its process as the OOM killer would.
+sub create_end_server
+{
+	my ($db) = @_;
+	$node->safe_psql($db, q{
+CREATE FUNCTION end_server() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	COPY (SELECT 1) TO PROGRAM 'kill -9 $PPID';
+	RETURN 1;
+END $$});
+	return;
+}
+
 sub break_bad
 {
 	break_database('bad', 'SELECT 0');
@@ -362,12 +375,7 @@ like($node->safe_psql('bad2', 'SELECT error FROM fastckpt_stat_recovery'),
 
 # ... and one that takes the server down (as the OOM killer would) does so
 # three times at most, not for ever (h42 F2)
-$node->safe_psql('bad2', q{
-CREATE FUNCTION end_server() RETURNS int LANGUAGE plpgsql AS $$
-BEGIN
-	COPY (SELECT 1) TO PROGRAM 'kill -9 $PPID';
-	RETURN 1;
-END $$});
+create_end_server('bad2');
 break_database('bad2', 'SELECT end_server()');
 $log_offset = -s $node->logfile;
 crash_and_start('a call of "bad2" whose replay kills its process');
@@ -390,12 +398,7 @@ is(content('good'), $good_after, 'good: unchanged');
 # and once closed so, a later crash-restart of the same postmaster does not
 # replay them again (h44 F6)
 setup_database('bad3');
-$node->safe_psql('bad3', q{
-CREATE FUNCTION end_server() RETURNS int LANGUAGE plpgsql AS $$
-BEGIN
-	COPY (SELECT 1) TO PROGRAM 'kill -9 $PPID';
-	RETURN 1;
-END $$});
+create_end_server('bad3');
 $node->safe_psql('good', 'SELECT fastckpt_checkpoint()');
 $node->safe_psql('good', 'SELECT add_ratio(5)');
 $node->safe_psql($_, 'SELECT add_ratio(1)') for ('bad2', 'bad3');
