@@ -12,7 +12,8 @@ use POSIX qw(WNOHANG);
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(fastckpt_node fastckpt_init_node crash_postmaster
-  wait_for_tables_open simulate_log_power_loss server_child_pid verify_files);
+  wait_for_tables_open poll_until_true simulate_log_power_loss server_child_pid
+  verify_files);
 
 # A postmaster outlives the pg_ctl that started it, so the kernel hands it
 # to the nearest "child subreaper" ancestor, else to PID 1.  After a kill -9
@@ -211,11 +212,32 @@ sub verify_files
 	return ($rc, $out, $err);
 }
 
+# Poll until $query in $dbname returns "t"; false after the default
+# timeout.  The query goes on psql's command line, not to its stdin, as
+# PostgreSQL::Test::Cluster::poll_query_until sends it: a server that is
+# crash-restarting refuses the connection at once, and IPC::Run then dies
+# of a broken pipe writing to a psql that has exited.
+sub poll_until_true
+{
+	my ($node, $dbname, $query) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	while (time() < $deadline)
+	{
+		my ($out, $err) = ('', '');
+		IPC::Run::run([ 'psql', '-XAt', '-d', $node->connstr($dbname), '-c', $query ],
+			'>', \$out, '2>', \$err);
+		chomp $out;
+		return 1 if $out eq 't';
+		usleep(100_000);
+	}
+	return 0;
+}
+
 sub wait_for_tables_open
 {
 	my ($node) = @_;
-	$node->poll_query_until('postgres',
-		'SELECT tables_open FROM fastckpt_stat_recovery')
+	poll_until_true($node, 'postgres', 'SELECT tables_open FROM fastckpt_stat_recovery')
 	  or die "fastckpt recovery did not open the tables";
 	return;
 }

@@ -429,7 +429,7 @@ $node->poll_query_until('postgres',
 $victim = $node->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'});
 kill 'KILL', $victim;
 $sleeper->finish;
-$node->poll_query_until('postgres', q{SELECT tables_open FROM fastckpt_stat_recovery})
+poll_until_true($node, 'postgres', q{SELECT tables_open FROM fastckpt_stat_recovery})
   or die 'recovery did not end';
 like(slurp_file($node->logfile, $log_offset), qr/server process \(PID $victim\) was terminated by signal 9/,
 	'a backend killed: the server crash-restarts');
@@ -463,7 +463,7 @@ END $$;
 });
 $log_offset = -s $node->logfile;
 $node->restart;
-$node->poll_query_until('postgres', 'SELECT error IS NOT NULL FROM fastckpt_stat_recovery')
+poll_until_true($node, 'postgres', 'SELECT error IS NOT NULL FROM fastckpt_stat_recovery')
   or die 'recovery did not give up';
 like($node->safe_psql('postgres', 'SELECT tables_open || \' \' || error FROM fastckpt_stat_recovery'),
 	qr/^false the server crashed 5 times in a row while startup recovery ran$/,
