@@ -144,7 +144,6 @@ fc_plain_gid_take(const char *gid)
 	return found;
 }
 
-/* A backend exiting (FATAL skips PG_FINALLY) leaves what it holds. */
 /*
  * A commit found to change a catalog by its invalidation messages, not by
  * a statement: counted from now until it ends, so that a call committing
@@ -161,6 +160,7 @@ fc_catalog_watch_enter_at_commit(void)
 	}
 }
 
+/* A backend exiting (FATAL skips PG_FINALLY) leaves what it holds. */
 static void
 fc_catalog_watch_exit(int code, Datum arg)
 {

@@ -261,23 +261,18 @@ fc_gate_close_database(Oid dbid, const char *reason)
 {
 	uint32		n = pg_atomic_read_u32(&fc_gate->closed_dbs);
 	char		name[NAMEDATALEN] = "";
+	bool		in_xact = IsTransactionState();
 	char	   *found;
 
 	Assert(!fc_gate_is_open());
 	if (n >= FC_GATE_CLOSED_DBS)
 		return false;
-	if (IsTransactionState())
-		found = get_database_name(dbid);
-	else
-	{
+	if (!in_xact)
 		StartTransactionCommand();
-		found = get_database_name(dbid);
-		if (found != NULL)
-			strlcpy(name, found, sizeof(name));
-		CommitTransactionCommand();
-	}
-	if (found != NULL && name[0] == '\0')
+	if ((found = get_database_name(dbid)) != NULL)
 		strlcpy(name, found, sizeof(name));
+	if (!in_xact)
+		CommitTransactionCommand();
 	SpinLockAcquire(&fc_gate->stats_lock);
 	fc_gate->closed[n].dbid = dbid;
 	strlcpy(fc_gate->closed[n].name, name, sizeof(fc_gate->closed[n].name));

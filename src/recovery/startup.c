@@ -365,24 +365,17 @@ fc_replay_all_serial(List *serial, uint64 end_lsn, char *error, size_t errlen)
 				continue;
 			}
 			/* never open tables without an acknowledged commit */
-			if (crashed)
-				ereport(WARNING,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("pg_fastckpt: startup recovery failed for database %u; its fastckpt tables stay closed",
-								db->dbid),
-						 errdetail("%s: the server log names the process that ended each time (a call's replay, or another process).", error),
-						 errhint("The tables of other databases open, but no fastckpt checkpoint is taken, and the log is kept whole, "
-								 "until this database's tables open or it is dropped. Fix the cause and restart the server: "
-								 "until then its calls are not replayed again.")));
-			else
-				ereport(WARNING,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("pg_fastckpt: startup recovery failed for database %u; its fastckpt tables stay closed",
-								db->dbid),
-						 errdetail("A logged call of a registered routine could not be repeated: %s", error),
-						 errhint("The tables of other databases open, but no fastckpt checkpoint is taken, and the log is kept whole, "
-								 "until this database's tables open or it is dropped. Put back what the call needs "
-								 "(the routine as it was, its role and privileges) and restart the server.")));
+			ereport(WARNING,
+					(errcode(crashed ? ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE : ERRCODE_DATA_CORRUPTED),
+					 errmsg("pg_fastckpt: startup recovery failed for database %u; its fastckpt tables stay closed",
+							db->dbid),
+					 crashed ?
+					 errdetail("%s: the server log names the process that ended each time (a call's replay, or another process).", error) :
+					 errdetail("A logged call of a registered routine could not be repeated: %s", error),
+					 errhint("The tables of other databases open, but no fastckpt checkpoint is taken, and the log is kept whole, "
+							 "until this database's tables open or it is dropped. %s",
+							 crashed ? "Fix the cause and restart the server: until then its calls are not replayed again." :
+							 "Put back what the call needs (the routine as it was, its role and privileges) and restart the server.")));
 			if (!fc_gate_close_database(db->dbid, error))
 			{
 				char	   *last = pstrdup(error);

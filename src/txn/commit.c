@@ -364,6 +364,18 @@ fc_commit_checkpoint_for_calls(bool before_statement)
 }
 
 /*
+ * In a database whose tables stay closed, every commit and PREPARE is
+ * checked for changes of the shared catalogs, which plain DML makes too
+ * (no statement announces them).
+ */
+void
+fc_commit_check_closed_database(void)
+{
+	if (unlikely(!fc_gate_passes()) && fc_gate_is_open())
+		fc_commit_checkpoint_for_calls(false);
+}
+
+/*
  * Put a WAL record carrying our xid: replay moves the next xid past it.  A
  * no-op record, which logical decoding shows to no one (a logical message
  * would reach every consumer of the changes).
@@ -463,8 +475,8 @@ fc_commit_pre_commit(void)
 		fc_commit_wait_reads();
 	if (fc_ckpt_first || (fc_pending_drops_exist() && !fc_in_recovery_worker))
 		fc_commit_checkpoint_for_calls(false);
-	else if (unlikely(!fc_gate_passes()) && fc_gate_is_open())
-		fc_commit_checkpoint_for_calls(false);	/* shared catalogs edited by DML */
+	else
+		fc_commit_check_closed_database();
 	if (nwrites == 0 && !fc_pending_changes_exist())
 	{
 		fc_note_session_sequences();

@@ -25,7 +25,6 @@
 #include "core/crc32c.h"
 #include "ckpt/checkpoint.h"
 #include "procs/procs.h"
-#include "recovery/gate.h"
 #include "store/table_store.h"
 #include "store/undo.h"
 #include "txn/prepared.h"
@@ -460,9 +459,7 @@ fc_xact_callback(XactEvent event, void *arg)
 			fc_ckpt_clear_csn();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			/* shared catalogs changed where tables stay closed: as at commit */
-			if (unlikely(!fc_gate_passes()) && fc_gate_is_open())
-				fc_commit_checkpoint_for_calls(false);
+			fc_commit_check_closed_database();	/* as at commit */
 			fc_settle_pending_lock();
 			if (fc_pending_changes_exist())
 				ereport(ERROR,

@@ -81,6 +81,7 @@ extern void fc_commit_at_end(void);
 extern void fc_commit_wait_reads(void);
 extern void fc_commit_require_checkpoint(void);
 extern void fc_commit_checkpoint_for_calls(bool before_statement);
+extern void fc_commit_check_closed_database(void);
 extern void fc_commit_register_callbacks(void);
 extern void fc_note_read_stamp(uint64 stamp);
 extern void fc_wait_read_durable_slow(void);
