@@ -37,8 +37,10 @@ OBJS = \
 	src/access/vacuum.o \
 	src/access/utility.o \
 	src/txn/write_set.o \
+	src/txn/locked_rows.o \
 	src/txn/prepare_locks.o \
 	src/txn/prepared.o \
+	src/txn/prepared_row_locks.o \
 	src/txn/sequence_flush.o \
 	src/txn/pending_drop.o \
 	src/txn/commit.o \
@@ -104,7 +106,7 @@ REGRESS_OPTS = --temp-instance=tmp_check_regress --temp-config=$(TEST_CONF)
 ISOLATION = read_committed repeatable_read row_locks savepoints long_scan \
 	unique_insert call_read_conflict call_catalog_change partition_move \
 	serializable trigger_recheck lock_upgrade foreign_keys rr_committed_update \
-	concurrent_index brin_summarize two_phase
+	concurrent_index brin_summarize two_phase prepared_row_locks
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--temp-instance=tmp_check_iso --temp-config=$(TEST_CONF)
 

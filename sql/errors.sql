@@ -82,18 +82,6 @@ BEGIN;
 CREATE TABLE er_prep (id int) USING fastckpt;
 PREPARE TRANSACTION 'regress_fc_prep';
 SELECT to_regclass('er_prep') IS NULL AS not_created;
--- ... or after locking rows of one: the locks would not survive a restart
--- (FOR SHARE, and the KEY SHARE lock of a foreign key check)
-BEGIN;
-SELECT id FROM er WHERE id = 1 FOR SHARE;
-INSERT INTO er_heap VALUES (3);
-PREPARE TRANSACTION 'regress_fc_prep';
-CREATE UNLOGGED TABLE er_child (id int PRIMARY KEY, er_id int REFERENCES er (id)) USING heap;
-BEGIN;
-INSERT INTO er_child VALUES (1, 1);
-PREPARE TRANSACTION 'regress_fc_prep';
-SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'regress_fc_prep';
-DROP TABLE er_child;
 -- ... or holding a lock that startup recovery would wait for after a
 -- restart (SHARE or stronger, on the table or one of its indexes)
 BEGIN;
@@ -111,8 +99,7 @@ ALTER INDEX er_n SET TABLESPACE pg_default;
 PREPARE TRANSACTION 'regress_fc_prep';
 DROP INDEX er_n;
 SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'regress_fc_prep';
--- weaker locks, and row locks of a rolled-back savepoint (released, as
--- heap's are), do not stop it
+-- weaker locks do not stop it (nor row locks: two_phase.sql)
 BEGIN;
 LOCK TABLE er IN SHARE UPDATE EXCLUSIVE MODE;
 SAVEPOINT s;
@@ -121,14 +108,6 @@ ROLLBACK TO SAVEPOINT s;
 INSERT INTO er_heap VALUES (4);
 PREPARE TRANSACTION 'regress_fc_prep';
 ROLLBACK PREPARED 'regress_fc_prep';
--- a row lock of a released savepoint stays the transaction's
-BEGIN;
-SAVEPOINT s;
-SELECT id FROM er WHERE id = 1 FOR UPDATE;
-RELEASE SAVEPOINT s;
-SAVEPOINT t;
-ROLLBACK TO SAVEPOINT t;
-PREPARE TRANSACTION 'regress_fc_prep';
 -- a transaction that only read fastckpt tables can be prepared
 BEGIN;
 SELECT count(*) FROM er;

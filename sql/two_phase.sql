@@ -152,19 +152,64 @@ SELECT calls, call_records, value_records, fallbacks, last_fallback
   FROM fastckpt_procedures WHERE routine = 'tp_bump(int)'::regprocedure;
 SELECT fastckpt_unregister_procedure('tp_bump(int)');
 DROP FUNCTION tp_bump(int);
--- still refused: DDL, row locks (see errors.sql)
+-- row locks are kept while prepared (across restarts too: TAP 024), in
+-- the file: FOR SHARE with a write; FOR UPDATE followed by an update of no
+-- key column, which holds the row less strongly than the lock
 BEGIN;
 INSERT INTO tp VALUES (40, 'x', 40);
 SELECT id FROM tp WHERE id = 1 FOR SHARE;
 PREPARE TRANSACTION 'tp_9';
--- ... also a FOR UPDATE lock followed by an update of no key column,
--- which holds the row less strongly than the lock (KEY SHARE passes it)
 BEGIN;
 SELECT id FROM tp WHERE id = 10 FOR UPDATE;
 UPDATE tp SET w = w + 1 WHERE id = 10;
 PREPARE TRANSACTION 'tp_10';
--- but not FOR NO KEY UPDATE followed by such an update, which holds it as
--- strongly
+SELECT tp_files(), count(*) FROM pg_prepared_xacts;
+SELECT id FROM tp WHERE id = 1 FOR UPDATE NOWAIT;
+SELECT id FROM tp WHERE id = 1 FOR SHARE NOWAIT;
+SELECT id FROM tp WHERE id = 10 FOR KEY SHARE NOWAIT;
+COMMIT PREPARED 'tp_9';
+ROLLBACK PREPARED 'tp_10';
+SELECT id FROM tp WHERE id IN (1, 10) ORDER BY id FOR UPDATE NOWAIT;
+SELECT tp_files(), count(*) FROM pg_prepared_xacts;
+-- a transaction that only locked a row (a foreign key check's KEY SHARE,
+-- from an UNLOGGED heap table) has a file too, gone when it ends; the
+-- lock lets updates of no key column through, in place, but a move of
+-- the row (an indexed column changes) waits for the transaction: its file
+-- names the row's slot
+CREATE UNLOGGED TABLE tp_child (id int PRIMARY KEY, tp_id int REFERENCES tp (id)) USING heap;
+BEGIN;
+INSERT INTO tp_child VALUES (1, 5);
+PREPARE TRANSACTION 'tp_lock_only';
+SELECT tp_files();
+SELECT id FROM tp WHERE id = 5 FOR UPDATE NOWAIT;
+SELECT id FROM tp WHERE id = 5 FOR NO KEY UPDATE NOWAIT;
+UPDATE tp SET v = 'v5b' WHERE id = 5;
+SET lock_timeout = '50ms';
+\set VERBOSITY terse
+UPDATE tp SET w = 55 WHERE id = 5;
+\set VERBOSITY default
+RESET lock_timeout;
+COMMIT PREPARED 'tp_lock_only';
+SELECT tp_files();
+UPDATE tp SET w = 55 WHERE id = 5;
+DELETE FROM tp_child;
+-- row locks of a rolled-back savepoint are released (their file has
+-- none), those of a released one are the transaction's
+BEGIN;
+SAVEPOINT s;
+SELECT id FROM tp WHERE id = 6 FOR UPDATE;
+ROLLBACK TO SAVEPOINT s;
+SAVEPOINT t;
+SELECT id FROM tp WHERE id = 7 FOR UPDATE;
+RELEASE SAVEPOINT t;
+PREPARE TRANSACTION 'tp_sub';
+SELECT id FROM tp WHERE id = 6 FOR UPDATE NOWAIT;
+SELECT id FROM tp WHERE id = 7 FOR UPDATE NOWAIT;
+ROLLBACK PREPARED 'tp_sub';
+SELECT id FROM tp WHERE id = 7 FOR UPDATE NOWAIT;
+DROP TABLE tp_child;
+SELECT tp_check();
+-- FOR NO KEY UPDATE followed by such an update, which holds it as strongly
 BEGIN;
 SELECT id FROM tp WHERE id = 10 FOR NO KEY UPDATE;
 UPDATE tp SET w = w + 1 WHERE id = 10;

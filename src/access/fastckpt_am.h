@@ -269,6 +269,8 @@ extern FcRowCheck fc_lock_latest_for_update(FcSlotHeader *hdr, uint64 slotno,
 extern TM_Result fc_row_check_to_tm(FcRowCheck check, FcRowConflict *conflict,
 									TM_FailureData *tmfd);
 extern bool fc_current_xact_holds_lock(FcSlotHeader *hdr, LockTupleMode mode);
+extern bool fc_current_xact_lock(FcSlotHeader *hdr, LockTupleMode *mode);
+extern void fc_restore_row_lock(FcSlotHeader *hdr, TransactionId xid, LockTupleMode mode);
 extern bool fc_wait_for_conflict(Relation rel, ItemPointer tid,
 								 FcRowConflict *conflict, LockTupleMode mode,
 								 LockWaitPolicy policy, XLTW_Oper oper,

@@ -33,6 +33,7 @@
 #include "recovery/call_replay.h"
 #include "store/table_store.h"
 #include "store/undo.h"
+#include "txn/prepared.h"
 #include "txn/write_set.h"
 
 /*
@@ -376,7 +377,6 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 	}
 
 	fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid, hdr->xmin);
-	fc_write_set_note_row_write(tbl, slotno, LockTupleExclusive);
 	hdr->xmax = xid;
 	hdr->cmax = cid;
 	hdr->flags &= ~FC_XMAX_BITS;
@@ -457,6 +457,18 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 							   hdr->live_len, newtup);
 		mode = keys_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
 		check = fc_check_row(hdr, slotno, cid, snapshot, mode, false, false, &conflict);
+
+		/*
+		 * A prepared transaction's lock (KEY SHARE: the others stop any
+		 * update) keeps the row in the slot its file names: wait for it to
+		 * finish rather than take the lock along (prepared_row_locks.c).
+		 */
+		if (check == FC_ROW_OK && moved &&
+			fc_prepared_lock_pins_row(hdr, &conflict.wait_xid))
+		{
+			check = FC_ROW_WAIT;
+			conflict.holds_lock = fc_current_xact_holds_lock(hdr, LockTupleKeyShare);
+		}
 		if (check == FC_ROW_UPDATED && lock_latest &&
 			ItemPointerEquals(&conflict.ctid, otid))
 		{
@@ -504,7 +516,6 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	{
 		/* in place: the old version goes to undo, the TID stays */
 		fc_write_set_add(tbl, slotno, FC_OP_UPDATE, xid, hdr->xmin);
-		fc_write_set_note_row_write(tbl, slotno, mode);
 		fc_undo_push_live(tbl, sp, slotno, undo, xid);
 
 		memcpy(fc_pp_live(sp, &tbl->layout), newtup->t_data, newtup->t_len);
@@ -545,7 +556,6 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 		/* out of place: mark the old row moved, then insert the new one */
 		fc_write_set_add(tbl, slotno, FC_OP_DELETE, xid, hdr->xmin);
-		fc_write_set_note_row_write(tbl, slotno, mode);
 		hdr->xmax = xid;
 		hdr->cmax = cid;
 		hdr->flags &= ~FC_XMAX_BITS;

@@ -80,28 +80,52 @@ fc_xid_running(TransactionId xid)
 	return TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid);
 }
 
-/* Does our transaction (any of its live subtransactions) hold >= mode? */
+/*
+ * The strongest lock our transaction (any of its live subtransactions)
+ * holds on the row as an explicit locker; false if none.
+ */
 bool
-fc_current_xact_holds_lock(FcSlotHeader *hdr, LockTupleMode mode)
+fc_current_xact_lock(FcSlotHeader *hdr, LockTupleMode *mode)
 {
+	bool		held = false;
+
 	if (!TransactionIdIsValid(hdr->xlock))
 		return false;
 	if (!(hdr->xlock_info & FC_XLOCK_MULTI))
-		return TransactionIdIsCurrentTransactionId(hdr->xlock) &&
-			(LockTupleMode) (hdr->xlock_info & FC_XLOCK_MODE_MASK) >= mode;
+	{
+		if (!TransactionIdIsCurrentTransactionId(hdr->xlock))
+			return false;
+		*mode = (LockTupleMode) (hdr->xlock_info & FC_XLOCK_MODE_MASK);
+		return true;
+	}
 	else
 	{
 		MultiXactMember *members;
 		int			n = GetMultiXactIdMembers(hdr->xlock, &members, false, true);
-		bool		held = false;
 
-		for (int i = 0; i < n && !held; i++)
-			held = TransactionIdIsCurrentTransactionId(members[i].xid) &&
-				(LockTupleMode) (members[i].status & FC_XLOCK_MODE_MASK) >= mode;
+		for (int i = 0; i < n; i++)
+		{
+			LockTupleMode m = (LockTupleMode) (members[i].status & FC_XLOCK_MODE_MASK);
+
+			if (!TransactionIdIsCurrentTransactionId(members[i].xid))
+				continue;
+			if (!held || m > *mode)
+				*mode = m;
+			held = true;
+		}
 		if (n > 0)
 			pfree(members);
 		return held;
 	}
+}
+
+/* Does our transaction (any of its live subtransactions) hold >= mode? */
+bool
+fc_current_xact_holds_lock(FcSlotHeader *hdr, LockTupleMode mode)
+{
+	LockTupleMode held;
+
+	return fc_current_xact_lock(hdr, &held) && held >= mode;
 }
 
 /* An explicit locker (other than us, still running) that conflicts. */
@@ -413,6 +437,17 @@ fc_add_locker(FcSlotHeader *hdr, TransactionId xid, LockTupleMode mode)
 	hdr->xlock_info = (uint16) mode;
 }
 
+/*
+ * Startup recovery: a prepared transaction's lock back on its row (it may
+ * join another's in a MultiXactId: the caller called
+ * MultiXactIdSetOldestMember in a transaction).
+ */
+void
+fc_restore_row_lock(FcSlotHeader *hdr, TransactionId xid, LockTupleMode mode)
+{
+	fc_add_locker(hdr, xid, mode);
+}
+
 /* Record our lock in the slot; slot latch held exclusively. */
 static void
 fc_add_row_lock(FcSlotHeader *hdr, LockTupleMode mode)
@@ -721,7 +756,7 @@ fc_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 				tmfd->traversed = true;
 			fc_remember_locked(rel, slotno, live_xmin, cid);
 			if (!tbl->is_temp)
-				fc_write_set_note_row_lock(tbl, slotno, mode);
+				fc_locked_rows_note(tbl, slotno);
 			result = TM_Ok;
 			break;
 		}

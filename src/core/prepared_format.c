@@ -46,7 +46,7 @@ fc_prepared_check(const void *file, size_t size)
 	memcpy(&hdr, file, sizeof(hdr));
 	if (hdr.magic != FC_PREPARED_MAGIC)
 		return "the file does not start with the prepared transaction magic number";
-	if (hdr.version != FC_PREPARED_VERSION)
+	if (hdr.version < 1 || hdr.version > FC_PREPARED_VERSION)
 		return "the file is of another format version";
 	if (hdr.len != size)
 		return "the file's length differs from the length its header gives";
@@ -83,8 +83,9 @@ fc_prepared_next(fc_prepared_cursor *cur, const fc_prepared_slot **slot,
 	if (cur->left == 0 || (size_t) (cur->end - cur->pos) < sizeof(fc_prepared_slot))
 		return 0;
 	s = (const fc_prepared_slot *) cur->pos;
-	if (s->op < FC_PREP_INSERT || s->op > FC_PREP_DELETE ||
-		(s->op == FC_PREP_DELETE && s->len != 0) ||
+	if (s->op < FC_PREP_INSERT || s->op > FC_PREP_LOCK ||
+		((s->op == FC_PREP_DELETE || s->op == FC_PREP_LOCK) && s->len != 0) ||
+		(s->op == FC_PREP_LOCK && s->lock_mode > FC_PREP_LOCK_EXCLUSIVE) ||
 		fc_prepared_slot_size(s->len) > (uint64_t) (cur->end - cur->pos))
 		return 0;
 	*slot = s;

@@ -13,7 +13,8 @@
  * subtransactions that wrote) and one entry per slot it changed, with the
  * net effect of all its writes there: a row it inserted, a row that existed
  * before it and that it updated in place, or one it deleted (or moved
- * away).  A CRC-32C covers everything after the CRC field.
+ * away); then one entry per row it holds locked (version 2), with the
+ * strongest lock mode.  A CRC-32C covers everything after the CRC field.
  *
  * Pure C: no PostgreSQL headers, so fuzzers link the same code.
  *
@@ -26,13 +27,18 @@
 #include <stdint.h>
 
 #define FC_PREPARED_MAGIC		0x46435032	/* "FCP2" */
-#define FC_PREPARED_VERSION		1
+#define FC_PREPARED_VERSION		2	/* 1: no lock entries */
 #define FC_PREPARED_GID_SIZE	200 /* PostgreSQL's GIDSIZE */
 
 /* net effect of a transaction on one slot */
 #define FC_PREP_INSERT			1	/* a row it inserted: the image */
 #define FC_PREP_UPDATE			2	/* an older row updated in place: the image */
 #define FC_PREP_DELETE			3	/* an older row deleted or moved away */
+#define FC_PREP_LOCK			4	/* a row it holds locked: lock_mode */
+
+/* lock modes, as PostgreSQL's LockTupleMode numbers them */
+#define FC_PREP_LOCK_KEY_SHARE	0
+#define FC_PREP_LOCK_EXCLUSIVE	3
 
 typedef struct fc_prepared_header
 {
@@ -44,18 +50,22 @@ typedef struct fc_prepared_header
 	uint32_t	dbid;
 	uint32_t	owner;			/* role that prepared it */
 	uint32_t	nxids;			/* xids that follow the header */
-	uint32_t	nslots;			/* slot entries after the xids */
+	uint32_t	nslots;			/* slot entries after the xids, lock
+								 * entries included */
 	char		gid[FC_PREPARED_GID_SIZE];
 } fc_prepared_header;
 
-/* A slot entry; an image of len bytes, padded to 8, follows INSERT/UPDATE. */
+/*
+ * A slot entry; an image of len bytes, padded to 8, follows INSERT/UPDATE.
+ * Lock entries come after the others.
+ */
 typedef struct fc_prepared_slot
 {
 	uint32_t	spcid;
 	uint32_t	relnode;
 	uint64_t	slotno;
 	uint8_t		op;				/* FC_PREP_* */
-	uint8_t		reserved;
+	uint8_t		lock_mode;		/* LOCK: FC_PREP_LOCK_KEY_SHARE .. EXCLUSIVE */
 	uint16_t	xmax_flags;		/* DELETE: how the row went (moved, keys) */
 	uint16_t	moved_from;		/* INSERT: tag of the slot it moved from */
 	uint16_t	next_tid[3];	/* DELETE: where it moved (block hi, lo, offset) */

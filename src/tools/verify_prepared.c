@@ -59,6 +59,7 @@ fc_verify_prepared(fc_verify *v)
 	struct dirent *de;
 	int			files = 0;
 	uint64_t	slots = 0;
+	uint64_t	locks = 0;
 
 	if (dir == NULL)
 	{
@@ -96,15 +97,24 @@ fc_verify_prepared(fc_verify *v)
 							  path, problem);
 		else
 		{
+			uint32_t	nlocks = 0;
+			fc_prepared_cursor cur;
+			const fc_prepared_slot *slot;
+			const char *image;
+
 			hdr = (const fc_prepared_header *) data;
+			fc_prepared_cursor_init(&cur, hdr);
+			while (fc_prepared_next(&cur, &slot, &image))
+				nlocks += slot->op == FC_PREP_LOCK;
 			if (strtoull(de->d_name, NULL, 16) != hdr->fxid)
 				fc_verify_problem(v, "file \"%s\" holds the rows of transaction %llu, not of the one it is named after",
 								  path, (unsigned long long) hdr->fxid);
 			files++;
-			slots += hdr->nslots;
-			fc_verify_detail(v, "prepared transaction %llu (\"%.*s\") of database %u: %u changed rows",
+			slots += hdr->nslots - nlocks;
+			locks += nlocks;
+			fc_verify_detail(v, "prepared transaction %llu (\"%.*s\") of database %u: %u changed rows, %u locked rows",
 							 (unsigned long long) hdr->fxid, FC_PREPARED_GID_SIZE, hdr->gid,
-							 hdr->dbid, hdr->nslots);
+							 hdr->dbid, hdr->nslots - nlocks, nlocks);
 		}
 		free(data);
 		free(path);
@@ -112,6 +122,7 @@ fc_verify_prepared(fc_verify *v)
 	closedir(dir);
 	free(dirpath);
 	if (files > 0)
-		fc_verify_info(v, "%d prepared transaction%s with fastckpt rows: %llu changed rows in all",
-					   files, files == 1 ? "" : "s", (unsigned long long) slots);
+		fc_verify_info(v, "%d prepared transaction%s with fastckpt rows: %llu changed rows and %llu locked rows in all",
+					   files, files == 1 ? "" : "s", (unsigned long long) slots,
+					   (unsigned long long) locks);
 }

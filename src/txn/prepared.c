@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * prepared.c
- *	  Two-phase commit of transactions that wrote fastckpt rows.
+ *	  Two-phase commit of transactions that wrote fastckpt rows (and of
+ *	  those that locked some: prepared_row_locks.c).
  *
  * A prepared transaction outlives its session and, since PostgreSQL keeps
  * it across restarts, the shared memory that holds its rows.  So:
@@ -36,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/multixact.h"
 #include "access/transam.h"
 #include "access/twophase.h"
 #include "access/xact.h"
@@ -321,6 +323,35 @@ fc_prepared_reserve(uint64 fxid)
 	fc_my_entry = found;
 }
 
+/* Is any transaction prepared, or preparing, with fastckpt rows? */
+bool
+fc_prepared_any_registered(void)
+{
+	bool		any = false;
+
+	if (fc_prep == NULL)
+		return false;
+	SpinLockAcquire(&fc_prep->lock);
+	for (int i = 0; i < fc_prep->nentries && !any; i++)
+		any = fc_prep->entries[i].in_use;
+	SpinLockRelease(&fc_prep->lock);
+	return any;
+}
+
+/* Is xid (a top-level xid) that of such a transaction? */
+bool
+fc_prepared_xid_registered(TransactionId xid)
+{
+	bool		found = false;
+
+	SpinLockAcquire(&fc_prep->lock);
+	for (int i = 0; i < fc_prep->nentries && !found; i++)
+		found = fc_prep->entries[i].in_use &&
+			XidFromFullTransactionId(FullTransactionIdFromU64(fc_prep->entries[i].fxid)) == xid;
+	SpinLockRelease(&fc_prep->lock);
+	return found;
+}
+
 static void
 fc_prepared_free_entry(int i)
 {
@@ -417,6 +448,8 @@ fc_prepared_pre_prepare(void)
 		}
 		fc_add_slot_entry(&buf, w->tbl, w->slotno, w->op, &nslots);
 	}
+	/* registered above: a row locked stays in its slot from here on */
+	fc_prepared_add_lock_entries(&buf, &nslots);
 
 	memcpy(&hdr, buf.data, sizeof(hdr));
 	hdr.magic = FC_PREPARED_MAGIC;
@@ -693,6 +726,8 @@ fc_prepared_load(FcFinish *f)
 		RelFileNode rnode;
 		FcTable    *tbl;
 
+		if (s->op == FC_PREP_LOCK)
+			continue;			/* ends with the transaction */
 		rnode.dbNode = f->hdr->dbid;
 		rnode.spcNode = s->spcid;
 		rnode.relNode = s->relnode;
@@ -885,6 +920,14 @@ fc_prepared_finish(const char *gid, bool commit, fc_prepared_run_fn run, void *a
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	fc_prepared_load(f);
 	MemoryContextSwitchTo(old);
+	if (f->nrefs == 0)
+	{
+		/* it only locked rows: the locks end with it */
+		run(arg);
+		f->active = false;
+		fc_prepared_done(f);
+		return;
+	}
 	if (commit)
 	{
 		fc_prepared_count_rows(f, 1);
@@ -1009,10 +1052,14 @@ fc_restored_table(List **tables, FcTable *tbl)
 	return t;
 }
 
-/* Restore one file's transaction; false (and error) if it cannot be. */
+/*
+ * Restore one file's transaction, its rows and then its row locks; false
+ * (and error) if it cannot be.  *nrows and *nlocks say how many.
+ */
 static bool
 fc_restore_transaction(const fc_prepared_header *hdr, List **tables,
-					   List **reindex_dbs, char *error, size_t errlen)
+					   List **reindex_dbs, uint32 *nrows, uint32 *nlocks,
+					   char *error, size_t errlen)
 {
 	TransactionId xid = XidFromFullTransactionId(FullTransactionIdFromU64(hdr->fxid));
 	fc_prepared_cursor cur;
@@ -1026,6 +1073,8 @@ fc_restore_transaction(const fc_prepared_header *hdr, List **tables,
 		FcTable    *tbl;
 		FcRestoredTable *t;
 
+		if (s->op == FC_PREP_LOCK)
+			continue;
 		rnode.dbNode = hdr->dbid;
 		rnode.spcNode = s->spcid;
 		rnode.relNode = s->relnode;
@@ -1047,7 +1096,9 @@ fc_restore_transaction(const fc_prepared_header *hdr, List **tables,
 		}
 		else if (s->op == FC_PREP_DELETE)
 			t->deleted++;
+		(*nrows)++;
 	}
+	fc_prepared_restore_locks(hdr, nlocks);
 
 	if (fc_prepared_take_entry(true, hdr->fxid, hdr->dbid, hdr->owner, hdr->gid) < 0)
 	{
@@ -1090,11 +1141,24 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 	List	   *tables = NIL;
 	ListCell   *lc;
 	bool		ok = true;
+	MemoryContext ctx = CurrentMemoryContext;
+	bool		started = !IsTransactionState();
+	struct stat st;
 
 	*restored = 0;
-	dir = AllocateDir(FC_PREPARED_DIR);
-	if (dir == NULL)
+	/* none yet: no transaction was ever prepared with fastckpt rows */
+	if (stat(FC_PREPARED_DIR, &st) != 0 && errno == ENOENT)
 		return true;
+
+	/*
+	 * Row locks go back in a transaction: one joining another's makes a
+	 * MultiXactId (fc_prepared_restore_locks).
+	 */
+	if (started)
+		StartTransactionCommand();
+	MemoryContextSwitchTo(ctx);
+	MultiXactIdSetOldestMember();
+	dir = AllocateDir(FC_PREPARED_DIR);
 	while (ok && (de = ReadDir(dir, FC_PREPARED_DIR)) != NULL)
 	{
 		char		path[MAXPGPATH];
@@ -1103,6 +1167,8 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 		const char *problem;
 		const fc_prepared_header *hdr;
 		int			read_errno;
+		uint32		nrows;
+		uint32		nlocks;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -1162,18 +1228,23 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 			pfree(data);
 			continue;
 		}
-		ok = fc_restore_transaction(hdr, &tables, reindex_dbs, error, errlen);
+		nrows = 0;
+		ok = fc_restore_transaction(hdr, &tables, reindex_dbs, &nrows, &nlocks,
+									error, errlen);
 		if (ok)
 		{
 			(*restored)++;
 			ereport(LOG,
-					(errmsg("pg_fastckpt: prepared transaction %u (\"%s\"): %u changed rows put back",
+					(errmsg("pg_fastckpt: prepared transaction %u (\"%s\"): %u changed rows and %u row locks put back",
 							XidFromFullTransactionId(FullTransactionIdFromU64(hdr->fxid)),
-							hdr->gid, hdr->nslots)));
+							hdr->gid, nrows, nlocks)));
 		}
 		pfree(data);
 	}
 	FreeDir(dir);
+	if (started)
+		CommitTransactionCommand();
+	MemoryContextSwitchTo(ctx);
 
 	/*
 	 * Free lists without the slots put back; row counts of committed rows,

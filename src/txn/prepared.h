@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * prepared.h
- *	  Two-phase commit of transactions that wrote fastckpt rows.
+ *	  Two-phase commit of transactions that wrote or locked fastckpt rows.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "core/prepared_format.h"
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "store/slot.h"
 
@@ -49,5 +50,14 @@ extern void fc_commit_make_xid_durable(void);
 /* startup recovery: rows of transactions still prepared */
 extern bool fc_prepared_restore(List **reindex_dbs, int *restored,
 								char *error, size_t errlen);
+
+/* registry of prepared transactions (and PREPAREs at work) */
+extern bool fc_prepared_any_registered(void);
+extern bool fc_prepared_xid_registered(TransactionId xid);
+
+/* prepared_row_locks.c */
+extern void fc_prepared_add_lock_entries(StringInfo buf, uint32 *nentries);
+extern bool fc_prepared_lock_pins_row(FcSlotHeader *hdr, TransactionId *wait_xid);
+extern void fc_prepared_restore_locks(const fc_prepared_header *hdr, uint32 *nlocks);
 
 #endif							/* FC_PREPARED_H */

@@ -34,30 +34,7 @@ static FcWrite *fc_writes = NULL;
 static int	fc_nwrites = 0;
 static int	fc_writes_cap = 0;
 static bool fc_installed = false;	/* shadow images got this xact's rows */
-/*
- * Shallowest transaction nest level holding a fastckpt row lock (FOR
- * UPDATE/SHARE, also foreign keys'); 0: none.  A rolled-back savepoint's
- * locks are gone, as heap's are: their locker xid aborted.
- */
-static int	fc_row_lock_level = 0;
 static uint64 fc_install_phase = 0; /* ... in this phase */
-
-/*
- * The last row lock, until it turns out to be the executor's own before
- * it updates or deletes that row (READ COMMITTED after waiting for another
- * writer, ON CONFLICT DO UPDATE): the write then holds the row at least as
- * strongly, and the lock does not count in fc_row_lock_level.  tbl NULL:
- * none pending.
- */
-static struct
-{
-	FcTable    *tbl;
-	uint64		slotno;
-	int			level;
-	LockTupleMode mode;
-}			fc_lock_pending;
-
-static void fc_settle_pending_lock(void);
 
 uint64
 fc_pp_phase(void)
@@ -378,49 +355,12 @@ fc_write_set_rollback(int nestlevel)
 	}
 }
 
-/* This transaction locked a row of a fastckpt table. */
-void
-fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno, LockTupleMode mode)
-{
-	fc_settle_pending_lock();
-	fc_lock_pending.tbl = tbl;
-	fc_lock_pending.slotno = slotno;
-	fc_lock_pending.level = GetCurrentTransactionNestLevel();
-	fc_lock_pending.mode = mode;
-}
-
-/*
- * This transaction updates or deletes a row, which takes mode: the lock
- * just taken on that row no longer counts if it was no stronger (a
- * FOR UPDATE followed by an update of no key column still does).
- */
-void
-fc_write_set_note_row_write(FcTable *tbl, uint64 slotno, LockTupleMode mode)
-{
-	if (fc_lock_pending.tbl == tbl && fc_lock_pending.slotno == slotno &&
-		fc_lock_pending.level == GetCurrentTransactionNestLevel() &&
-		fc_lock_pending.mode <= mode)
-		fc_lock_pending.tbl = NULL;
-}
-
-/* The pending lock was not followed by a write of its row: it counts. */
-static void
-fc_settle_pending_lock(void)
-{
-	if (fc_lock_pending.tbl == NULL)
-		return;
-	if (fc_row_lock_level == 0 || fc_lock_pending.level < fc_row_lock_level)
-		fc_row_lock_level = fc_lock_pending.level;
-	fc_lock_pending.tbl = NULL;
-}
-
 static void
 fc_write_set_reset(void)
 {
 	fc_nwrites = 0;
 	fc_installed = false;
-	fc_row_lock_level = 0;
-	fc_lock_pending.tbl = NULL;
+	fc_locked_rows_reset();
 	if (fc_writes_cap > 4096)
 	{
 		pfree(fc_writes);
@@ -460,7 +400,6 @@ fc_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			fc_commit_check_closed_database();	/* as at commit */
-			fc_settle_pending_lock();
 			if (fc_pending_changes_exist())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -468,16 +407,13 @@ fc_xact_callback(XactEvent event, void *arg)
 						 errdetail("fastckpt table storage is made or freed in shared memory when its transaction ends, "
 								   "and a prepared transaction may end after a restart that loses it."),
 						 errhint("Commit or roll back instead, or keep fastckpt DDL out of two-phase transactions.")));
-			if (fc_row_lock_level > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that has locked rows of fastckpt tables"),
-						 errdetail("Row locks of fastckpt tables (FOR UPDATE or FOR SHARE, also the ones foreign key checks take) live in shared memory only: a restart while the transaction stays prepared would release them."),
-						 errhint("Commit or roll back instead, or keep fastckpt tables out of two-phase transactions.")));
 			fc_prepare_check_table_locks();
 			fc_commit_wait_reads();
-			/* the rows stay in their slots; a file keeps them across restarts */
-			if (fc_write_set_has_logged_writes())
+			/*
+			 * The rows stay in their slots, locked or written; a file keeps
+			 * them across restarts.
+			 */
+			if (fc_write_set_has_logged_writes() || fc_locked_rows_exist())
 				fc_prepared_pre_prepare();
 			break;
 		case XACT_EVENT_PREPARE:
@@ -509,20 +445,12 @@ fc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			/* the parent now owns these writes */
 			for (int i = fc_nwrites - 1; i >= 0 && fc_writes[i].nestlevel >= level; i--)
 				fc_writes[i].nestlevel = level - 1;
-			if (fc_row_lock_level == level)
-				fc_row_lock_level = level - 1;
-			if (fc_lock_pending.tbl != NULL && fc_lock_pending.level == level)
-				fc_lock_pending.level = level - 1;
 			fc_pending_drops_at_subxact_end(true, level);
 			break;
 		case SUBXACT_EVENT_ABORT_SUB:
 			fc_tid_notes_at_abort(level);
 			fc_call_at_subxact_abort();
 			fc_write_set_rollback(level);
-			if (fc_row_lock_level >= level)
-				fc_row_lock_level = 0;
-			if (fc_lock_pending.level >= level)
-				fc_lock_pending.tbl = NULL;	/* released with the subtransaction */
 			fc_abort_flush_created_files();
 			fc_pending_drops_at_subxact_end(false, level);
 			break;

@@ -50,10 +50,22 @@ fc_write_is_logged(const FcWrite *w)
 extern void fc_write_set_add(FcTable *tbl, uint64 slotno, FcWriteOp op,
 							 TransactionId xid, TransactionId replaced_xmin);
 extern void fc_write_set_forget_insert(FcTable *tbl, uint64 slotno);
-extern void fc_write_set_note_row_lock(FcTable *tbl, uint64 slotno,
-									   LockTupleMode mode);
-extern void fc_write_set_note_row_write(FcTable *tbl, uint64 slotno,
-										LockTupleMode mode);
+
+/* ---- locked_rows.c ---- */
+
+typedef struct FcLockedRow
+{
+	FcTable    *tbl;
+	uint64		generation;		/* the table's, when locked */
+	uint64		slotno;
+} FcLockedRow;
+
+typedef void (*fc_locked_row_fn) (FcTable *tbl, uint64 slotno, void *arg);
+
+extern void fc_locked_rows_note(FcTable *tbl, uint64 slotno);
+extern bool fc_locked_rows_exist(void);
+extern void fc_locked_rows_reset(void);
+extern void fc_locked_rows_foreach(fc_locked_row_fn fn, void *arg);
 
 /* ---- prepare_locks.c ---- */
 

@@ -733,8 +733,14 @@ walk_prepared(const fc_prepared_header *hdr)
 		sink ^= xids[i];
 	fc_prepared_cursor_init(&cur, hdr);
 	while (fc_prepared_next(&cur, &slot, &image))
+	{
+		CHECK(slot->op != FC_PREP_LOCK ||
+			  (slot->len == 0 && slot->lock_mode <= FC_PREP_LOCK_EXCLUSIVE),
+			  "a lock entry with mode %d and %u image bytes passes",
+			  slot->lock_mode, slot->len);
 		for (uint32_t i = 0; i < slot->len; i++)
 			sink ^= (unsigned char) image[i];
+	}
 	(void) sink;
 }
 
@@ -765,10 +771,12 @@ case_prepared_file(void)
 	{
 		fc_prepared_slot *s = (fc_prepared_slot *) (buf + len);
 
-		ops[i] = (uint8_t) (FC_PREP_INSERT + below(3));
-		lens[i] = ops[i] == FC_PREP_DELETE ? 0 : below(500);
+		ops[i] = (uint8_t) (FC_PREP_INSERT + below(4));
+		lens[i] = (ops[i] == FC_PREP_DELETE || ops[i] == FC_PREP_LOCK) ? 0 : below(500);
 		s->op = ops[i];
 		s->len = lens[i];
+		if (ops[i] == FC_PREP_LOCK)
+			s->lock_mode = (uint8_t) below(FC_PREP_LOCK_EXCLUSIVE + 1);
 		s->slotno = rnd();
 		fill_random(buf + len + sizeof(fc_prepared_slot), lens[i]);
 		len += fc_prepared_slot_size(lens[i]);

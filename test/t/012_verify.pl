@@ -281,15 +281,16 @@ like($out, qr/^checkpoint \d+ \(installed\): CSN \d+, log from \d+, 0 tables$/m,
 	'the table truncated while the checkpoint wrote it is left out');
 unlike($err, qr/does not use these totals/, 'and the manifest\'s totals are those of the tables it holds');
 
-# A prepared transaction's file: listed; damaged, it is a problem (recovery
+# A prepared transaction's file, with a row it changed and one it locked: listed; damaged, it is a problem (recovery
 # would keep the tables closed); a file a PREPARE left half written, which
 # recovery removes, only a warning.
 $node->start;
 wait_for_tables_open($node);
 $node->safe_psql('postgres', q{
 	CREATE TABLE p (id int PRIMARY KEY, v text) USING fastckpt;
-	INSERT INTO p VALUES (1, 'one'), (2, 'two');
+	INSERT INTO p VALUES (1, 'one'), (2, 'two'), (4, 'four');
 	BEGIN;
+	SELECT v FROM p WHERE id = 4 FOR SHARE;
 	INSERT INTO p VALUES (3, 'three');
 	UPDATE p SET v = 'uno' WHERE id = 1;
 	DELETE FROM p WHERE id = 2;
@@ -298,11 +299,11 @@ $node->safe_psql('postgres', q{
 $node->stop('immediate');
 ($rc, $out, $err) = verify_files($node->data_dir);
 is($rc, 0, 'a prepared transaction\'s file: exit 0');
-like($out, qr/^1 prepared transaction with fastckpt rows: 3 changed rows in all$/m,
+like($out, qr/^1 prepared transaction with fastckpt rows: 3 changed rows and 1 locked rows in all$/m,
 	'the prepared transaction\'s file is checked and counted');
 my ($vout, $verr) = ('', '');
 IPC::Run::run([ 'pg_fastckpt_verify', '-v', '-D', $node->data_dir ], '>', \$vout, '2>', \$verr);
-like($vout, qr/^  prepared transaction \d+ \("in doubt"\) of database \d+: 3 changed rows$/m,
+like($vout, qr/^  prepared transaction \d+ \("in doubt"\) of database \d+: 3 changed rows, 1 locked rows$/m,
 	'... and listed with -v');
 {
 	my $dir = fresh_copy();
@@ -320,7 +321,7 @@ like($vout, qr/^  prepared transaction \d+ \("in doubt"\) of database \d+: 3 cha
 $node->start;
 wait_for_tables_open($node);
 $node->safe_psql('postgres', "COMMIT PREPARED 'in doubt'");
-is($node->safe_psql('postgres', "SELECT string_agg(id || v, ',' ORDER BY id) FROM p"), '1uno,3three',
+is($node->safe_psql('postgres', "SELECT string_agg(id || v, ',' ORDER BY id) FROM p"), '1uno,3three,4four',
 	'the original data directory still commits the prepared transaction');
 
 done_testing();

@@ -1,0 +1,156 @@
+# Row locks of prepared transactions across crashes and restarts: FOR
+# UPDATE, FOR SHARE and the KEY SHARE locks of foreign key checks (from a
+# fastckpt and from a heap referencing table, two prepared transactions on
+# one row) come back after kill -9 and after a clean restart as the
+# prepared transactions' own, and keep conflicting writers and lockers out
+# until COMMIT or ROLLBACK PREPARED, while what those locks let through
+# still goes through.  A row another transaction moved to a new slot after
+# it was locked, before the PREPARE, stays locked where it lives now.  A
+# move of a row a prepared transaction locks waits for that transaction.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use FastckptTest;
+
+my $node = fastckpt_node('prepared_row_locks', q{
+max_prepared_transactions = 5
+pg_fastckpt.checkpoint_timeout = '1h'
+pg_fastckpt.max_log_size = 0
+});
+wait_for_tables_open($node);
+$node->safe_psql('postgres', q{
+CREATE TABLE parent (id int PRIMARY KEY, k int NOT NULL, v int NOT NULL) USING fastckpt;
+CREATE INDEX parent_k ON parent (k);
+CREATE TABLE child (id int PRIMARY KEY, parent_id int REFERENCES parent) USING fastckpt;
+CREATE UNLOGGED TABLE heap_child (id int PRIMARY KEY, parent_id int REFERENCES parent) USING heap;
+INSERT INTO parent SELECT g, g, g FROM generate_series(1, 20) g;
+CREATE FUNCTION prepared_files() RETURNS bigint LANGUAGE sql
+  AS $$SELECT count(*) FROM pg_ls_dir('pg_fastckpt/prepared', true, false)$$;
+});
+
+# Run a statement in a transaction rolled back after it: 'blocked' if a
+# row lock kept it out (lock_timeout, NOWAIT), 'passed' if it ran.
+sub probe
+{
+	my ($sql) = @_;
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"SET lock_timeout = '300ms'; BEGIN; $sql; ROLLBACK;");
+	return 'blocked'
+	  if $err =~ /canceling statement due to lock timeout|could not obtain lock on row/;
+	return $rc == 0 && $err eq '' ? 'passed' : "failed: $err";
+}
+
+# What each prepared transaction's locks let through, and what not.
+my @while_prepared = (
+	[ 'DELETE FROM parent WHERE id = 1', 'blocked', 'a row two foreign key checks locked: DELETE' ],
+	[ 'UPDATE parent SET v = v + 1 WHERE id = 1', 'passed', '... an update of no key, in place (KEY SHARE lets it through)' ],
+	[ 'UPDATE parent SET k = k + 1000 WHERE id = 1', 'blocked', '... an update of an indexed column, which moves the row: waits' ],
+	[ 'SELECT 1 FROM parent WHERE id = 1 FOR SHARE NOWAIT', 'passed', '... FOR SHARE' ],
+	[ 'UPDATE parent SET v = 0 WHERE id = 2', 'blocked', 'a row locked FOR UPDATE: UPDATE' ],
+	[ 'SELECT 1 FROM parent WHERE id = 2 FOR KEY SHARE NOWAIT', 'blocked', '... FOR KEY SHARE' ],
+	[ 'DELETE FROM parent WHERE id = 3', 'blocked', 'a row moved after its lock, before the PREPARE: DELETE' ],
+	[ 'SELECT 1 FROM parent WHERE k = 300 FOR UPDATE NOWAIT', 'blocked', '... FOR UPDATE' ],
+	[ 'UPDATE parent SET v = 0 WHERE id = 4', 'blocked', 'a row locked FOR SHARE by a transaction that only locked: UPDATE' ],
+	[ 'SELECT 1 FROM parent WHERE id = 4 FOR SHARE NOWAIT', 'passed', '... FOR SHARE' ],
+	[ 'DELETE FROM parent WHERE id = 5', 'passed', 'a row nobody locked: DELETE' ],
+	[ 'SELECT 1 FROM parent WHERE id = 6 FOR UPDATE NOWAIT', 'passed', 'a row whose lock went with a rolled-back savepoint' ]);
+
+sub check_probes
+{
+	my ($when, @cases) = @_;
+	for my $c (@cases)
+	{
+		is(probe($c->[0]), $c->[1], "$when: $c->[2]");
+	}
+}
+
+# fk_a: a foreign key check from a fastckpt table
+$node->safe_psql('postgres', q{
+	BEGIN;
+	INSERT INTO child VALUES (1, 1);
+	PREPARE TRANSACTION 'fk_a';
+});
+# fk_b: one from a heap table on the same row, and FOR UPDATE on another;
+# a lock of a rolled-back savepoint is not kept
+$node->safe_psql('postgres', q{
+	BEGIN;
+	INSERT INTO heap_child VALUES (1, 1);
+	SELECT 1 FROM parent WHERE id = 2 FOR UPDATE;
+	SAVEPOINT s;
+	SELECT 1 FROM parent WHERE id = 6 FOR UPDATE;
+	ROLLBACK TO SAVEPOINT s;
+	PREPARE TRANSACTION 'fk_b';
+});
+# moved: its KEY SHARE lock lets another transaction move the row to a new
+# slot (an indexed column changes) before it prepares
+my $bg = $node->background_psql('postgres');
+$bg->query_safe(q{BEGIN});
+$bg->query_safe(q{SELECT 1 FROM parent WHERE id = 3 FOR KEY SHARE});
+$node->safe_psql('postgres', q{UPDATE parent SET k = 300 WHERE id = 3});
+$bg->query_safe(q{PREPARE TRANSACTION 'moved'});
+$bg->quit;
+# share: a transaction that only locked a row
+$node->safe_psql('postgres', q{
+	BEGIN;
+	SELECT 1 FROM parent WHERE id = 4 FOR SHARE;
+	PREPARE TRANSACTION 'share';
+});
+is($node->safe_psql('postgres', q{SELECT string_agg(gid, ',' ORDER BY gid) FROM pg_prepared_xacts}),
+	'fk_a,fk_b,moved,share', 'four transactions prepared with row locks');
+is($node->safe_psql('postgres', 'SELECT prepared_files()'), '4',
+	'each has a file, the one that only locked rows too');
+
+check_probes('prepared', @while_prepared);
+
+ok(crash_postmaster($node, 1), 'all server processes gone after kill -9');
+$node->start;
+wait_for_tables_open($node);
+ok($node->log_contains(qr/prepared transaction \d+ \("share"\): 0 changed rows and 1 row locks put back/),
+	'the log counts the locks put back');
+check_probes('after kill -9', @while_prepared);
+
+$node->restart;
+wait_for_tables_open($node);
+check_probes('after a clean restart', @while_prepared);
+
+# A move waiting for a prepared transaction goes ahead once it commits.
+my $mover = $node->background_psql('postgres');
+$mover->query_until(qr/started/, q{
+	\echo started
+	UPDATE parent SET k = 3000 WHERE id = 3;
+	\echo moved
+});
+ok(poll_until_true($node, 'postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE parent SET k = 3000%'}),
+	'a move of a row the prepared transaction locks waits');
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'moved'});
+$mover->query_until(qr/moved/, '');
+$mover->quit;
+is($node->safe_psql('postgres', 'SELECT k FROM parent WHERE id = 3'), '3000',
+	'... and moves the row after ROLLBACK PREPARED');
+
+# Two transactions shared a lock: the row stays locked until both end.
+$node->safe_psql('postgres', q{COMMIT PREPARED 'fk_a'});
+is(probe('SELECT 1 FROM parent WHERE id = 1 FOR UPDATE NOWAIT'), 'blocked',
+	'COMMIT PREPARED of one of two key-share lockers: the other still holds the row');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'fk_b'; COMMIT PREPARED 'share'});
+check_probes('all finished',
+	[ 'SELECT 1 FROM parent WHERE id = 1 FOR UPDATE NOWAIT', 'passed', 'the shared row' ],
+	[ 'UPDATE parent SET k = k + 1000 WHERE id = 1', 'passed', '... moves' ],
+	[ 'UPDATE parent SET v = 0 WHERE id = 2', 'passed', 'the row locked FOR UPDATE' ],
+	[ 'DELETE FROM parent WHERE id = 3', 'passed', 'the moved row' ],
+	[ 'UPDATE parent SET v = 0 WHERE id = 4', 'passed', 'the row locked FOR SHARE' ]);
+is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'their files are gone');
+# (heap_child is UNLOGGED, as a heap table referencing a fastckpt one must
+# be: the crash emptied it, as PostgreSQL does)
+is($node->safe_psql('postgres', q{SELECT string_agg(id || ':' || parent_id, ',') FROM child}),
+	'1:1', 'the child the first transaction inserted is committed');
+
+ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
+	'no assertion failure, segfault or PANIC in the log');
+$node->stop;
+done_testing();
