@@ -79,6 +79,23 @@ fc_track_oldest_xid(TransactionId xid, TransactionId *oldest)
 		*oldest = xid;
 }
 
+/*
+ * The old slot of a moved row whose lockers still run: one that prepares
+ * finds its lock where the row went by this slot's link
+ * (prepared_row_locks.c), so the slot stays until they end.
+ */
+static bool
+fc_lockers_follow_link(FcSlotHeader *hdr)
+{
+	if (!TransactionIdIsValid(hdr->xlock) || (hdr->flags & FC_SLOT_DEAD) ||
+		!(hdr->flags & FC_XMAX_UPDATED) || !ItemPointerIsValid(&hdr->next_tid) ||
+		ItemPointerIndicatesMovedPartitions(&hdr->next_tid))
+		return false;
+	return (hdr->xlock_info & FC_XLOCK_MULTI) ?
+		MultiXactIdIsRunning(hdr->xlock, true) :
+		TransactionIdIsInProgress(hdr->xlock);
+}
+
 void
 fc_relation_vacuum(Relation rel, VacuumParams *params,
 				   BufferAccessStrategy bstrategy)
@@ -132,7 +149,7 @@ fc_relation_vacuum(Relation rel, VacuumParams *params,
 			LWLockRelease(lock);
 			continue;
 		}
-		if (fc_slot_dead_to_all(hdr, vistest))
+		if (fc_slot_dead_to_all(hdr, vistest) && !fc_lockers_follow_link(hdr))
 		{
 			hdr->flags |= FC_SLOT_DEAD;
 			LWLockRelease(lock);

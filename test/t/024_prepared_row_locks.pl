@@ -5,7 +5,8 @@
 # prepared transactions' own, and keep conflicting writers and lockers out
 # until COMMIT or ROLLBACK PREPARED, while what those locks let through
 # still goes through.  A row another transaction moved to a new slot after
-# it was locked, before the PREPARE, stays locked where it lives now.  A
+# it was locked, before the PREPARE, stays locked where it lives now,
+# VACUUM between the two included.  A
 # move of a row a prepared transaction locks waits for that transaction.
 use strict;
 use warnings;
@@ -54,6 +55,7 @@ my @while_prepared = (
 	[ 'SELECT 1 FROM parent WHERE id = 2 FOR KEY SHARE NOWAIT', 'blocked', '... FOR KEY SHARE' ],
 	[ 'DELETE FROM parent WHERE id = 3', 'blocked', 'a row moved after its lock, before the PREPARE: DELETE' ],
 	[ 'SELECT 1 FROM parent WHERE k = 300 FOR UPDATE NOWAIT', 'blocked', '... FOR UPDATE' ],
+	[ 'DELETE FROM parent WHERE id = 7', 'blocked', 'the same, VACUUM run between the move and the PREPARE: DELETE' ],
 	[ 'UPDATE parent SET v = 0 WHERE id = 4', 'blocked', 'a row locked FOR SHARE by a transaction that only locked: UPDATE' ],
 	[ 'SELECT 1 FROM parent WHERE id = 4 FOR SHARE NOWAIT', 'passed', '... FOR SHARE' ],
 	[ 'DELETE FROM parent WHERE id = 5', 'passed', 'a row nobody locked: DELETE' ],
@@ -68,6 +70,23 @@ sub check_probes
 	}
 }
 
+# vacuumed, first (prepared transactions hold VACUUM's horizon back): its
+# KEY SHARE lock lets another transaction move the row to a new slot, the
+# mover's xid older than the locker's, and VACUUM runs between the move and
+# the PREPARE (the locker, idle in READ COMMITTED, holds back no snapshot):
+# the row's old slot must stay for the PREPARE to find where the row went
+my $older = $node->background_psql('postgres');
+$older->query_safe(q{BEGIN});
+$older->query_safe(q{SELECT txid_current()});
+my $bg = $node->background_psql('postgres');
+$bg->query_safe(q{BEGIN});
+$bg->query_safe(q{SELECT 1 FROM parent WHERE id = 7 FOR KEY SHARE});
+$older->query_safe(q{UPDATE parent SET k = 700 WHERE id = 7});
+$older->query_safe(q{COMMIT});
+$older->quit;
+$node->safe_psql('postgres', q{VACUUM parent});
+$bg->query_safe(q{PREPARE TRANSACTION 'vacuumed'});
+$bg->quit;
 # fk_a: a foreign key check from a fastckpt table
 $node->safe_psql('postgres', q{
 	BEGIN;
@@ -87,7 +106,7 @@ $node->safe_psql('postgres', q{
 });
 # moved: its KEY SHARE lock lets another transaction move the row to a new
 # slot (an indexed column changes) before it prepares
-my $bg = $node->background_psql('postgres');
+$bg = $node->background_psql('postgres');
 $bg->query_safe(q{BEGIN});
 $bg->query_safe(q{SELECT 1 FROM parent WHERE id = 3 FOR KEY SHARE});
 $node->safe_psql('postgres', q{UPDATE parent SET k = 300 WHERE id = 3});
@@ -100,8 +119,8 @@ $node->safe_psql('postgres', q{
 	PREPARE TRANSACTION 'share';
 });
 is($node->safe_psql('postgres', q{SELECT string_agg(gid, ',' ORDER BY gid) FROM pg_prepared_xacts}),
-	'fk_a,fk_b,moved,share', 'four transactions prepared with row locks');
-is($node->safe_psql('postgres', 'SELECT prepared_files()'), '4',
+	'fk_a,fk_b,moved,share,vacuumed', 'five transactions prepared with row locks');
+is($node->safe_psql('postgres', 'SELECT prepared_files()'), '5',
 	'each has a file, the one that only locked rows too');
 
 check_probes('prepared', @while_prepared);
@@ -137,12 +156,13 @@ is($node->safe_psql('postgres', 'SELECT k FROM parent WHERE id = 3'), '3000',
 $node->safe_psql('postgres', q{COMMIT PREPARED 'fk_a'});
 is(probe('SELECT 1 FROM parent WHERE id = 1 FOR UPDATE NOWAIT'), 'blocked',
 	'COMMIT PREPARED of one of two key-share lockers: the other still holds the row');
-$node->safe_psql('postgres', q{COMMIT PREPARED 'fk_b'; COMMIT PREPARED 'share'});
+$node->safe_psql('postgres', q{COMMIT PREPARED 'fk_b'; COMMIT PREPARED 'share'; COMMIT PREPARED 'vacuumed'});
 check_probes('all finished',
 	[ 'SELECT 1 FROM parent WHERE id = 1 FOR UPDATE NOWAIT', 'passed', 'the shared row' ],
 	[ 'UPDATE parent SET k = k + 1000 WHERE id = 1', 'passed', '... moves' ],
 	[ 'UPDATE parent SET v = 0 WHERE id = 2', 'passed', 'the row locked FOR UPDATE' ],
 	[ 'DELETE FROM parent WHERE id = 3', 'passed', 'the moved row' ],
+	[ 'DELETE FROM parent WHERE id = 7', 'passed', 'the moved and vacuumed one' ],
 	[ 'UPDATE parent SET v = 0 WHERE id = 4', 'passed', 'the row locked FOR SHARE' ]);
 is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'their files are gone');
 # (heap_child is UNLOGGED, as a heap table referencing a fastckpt one must
