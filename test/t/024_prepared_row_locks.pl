@@ -6,8 +6,8 @@
 # until COMMIT or ROLLBACK PREPARED, while what those locks let through
 # still goes through.  A row another transaction moved to a new slot after
 # it was locked, before the PREPARE, stays locked where it lives now,
-# VACUUM between the two included.  A
-# move of a row a prepared transaction locks waits for that transaction.
+# VACUUM between the two included.  A move of a row a prepared transaction
+# locks waits for that transaction.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
