@@ -551,7 +551,7 @@ fc_prepared_read_file(const char *path, size_t *size)
 	return data;
 }
 
-static bool fc_prepared_file_for_gid(const char *gid);
+static bool fc_prepared_file_for_gid(const char *gid, bool *rows);
 
 /*
  * Before COMMIT or ROLLBACK PREPARED of gid.  Startup recovery puts the
@@ -560,16 +560,19 @@ static bool fc_prepared_file_for_gid(const char *gid);
  * the tables closed (in one database, or in all: a prepared transaction's
  * file damaged, say), their rows are not all back and nothing of them
  * was logged: a rollback is PostgreSQL's alone (false; the next start
- * drops the file, even a damaged one), a commit is refused.
+ * drops the file, even a damaged one), a commit is refused -- unless the
+ * transaction only locked rows, whose locks mean nothing there.
  */
 bool
 fc_prepared_wait_for_tables(const char *gid, bool commit)
 {
 	char		reason[1];
+	bool		rows;
 
-	if (fc_gate_passes() || !fc_prepared_file_for_gid(gid))
+	if (fc_gate_passes() || !fc_prepared_file_for_gid(gid, &rows))
 		return true;
-	if (!commit && (fc_gate_is_open() || fc_gate_failed(reason, sizeof(reason))))
+	if ((!commit || !rows) &&
+		(fc_gate_is_open() || fc_gate_failed(reason, sizeof(reason))))
 		return false;
 	fc_gate_wait_for(psprintf("%s of a transaction that wrote fastckpt tables",
 							  commit ? "COMMIT PREPARED" : "ROLLBACK PREPARED"));
@@ -603,9 +606,11 @@ fc_prepared_xid_of_gid(const char *gid)
 /*
  * Does a file of a prepared transaction with this gid exist?  A damaged
  * one is gid's if its name, the full xid, is that of gid's transaction.
+ * *rows says whether it changed rows (or may have: damaged), beyond
+ * locking some.
  */
 static bool
-fc_prepared_file_for_gid(const char *gid)
+fc_prepared_file_for_gid(const char *gid, bool *rows)
 {
 	DIR		   *dir = AllocateDir(FC_PREPARED_DIR);
 	struct dirent *de;
@@ -625,8 +630,19 @@ fc_prepared_file_for_gid(const char *gid)
 			continue;
 		snprintf(path, sizeof(path), FC_PREPARED_DIR "/%s", de->d_name);
 		data = fc_prepared_read_file(path, &size);
+		*rows = true;
 		if (data != NULL && fc_prepared_check(data, size) == NULL)
+		{
+			fc_prepared_cursor cur;
+			const fc_prepared_slot *slot;
+			const char *image;
+
 			found = strcmp(((fc_prepared_header *) data)->gid, gid) == 0;
+			*rows = false;
+			fc_prepared_cursor_init(&cur, (fc_prepared_header *) data);
+			while (!*rows && fc_prepared_next(&cur, &slot, &image))
+				*rows = slot->op != FC_PREP_LOCK;
+		}
 		else
 		{
 			if (!xid_known)

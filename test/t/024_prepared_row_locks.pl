@@ -170,6 +170,37 @@ is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'their files ar
 is($node->safe_psql('postgres', q{SELECT string_agg(id || ':' || parent_id, ',') FROM child}),
 	'1:1', 'the child the first transaction inserted is committed');
 
+# The tables closed (another prepared transaction's file damaged): a
+# transaction that only locked rows commits meanwhile, its locks meaning
+# nothing there; one that wrote rows does not (TAP 022).
+my $dir = $node->data_dir . '/pg_fastckpt/prepared';
+$node->safe_psql('postgres', q{BEGIN; UPDATE parent SET v = 99 WHERE id = 10; PREPARE TRANSACTION 'writer'});
+my @writer_file = glob("$dir/*");
+is(scalar(@writer_file), 1, 'the writer\'s file');
+$node->safe_psql('postgres', q{
+	BEGIN;
+	SELECT 1 FROM parent WHERE id = 11 FOR SHARE;
+	INSERT INTO heap_child VALUES (2, 11);
+	PREPARE TRANSACTION 'locker';
+});
+$node->stop;
+truncate($writer_file[0], 100) or die "truncate $writer_file[0]: $!";
+$node->start;
+ok($node->poll_query_until('postgres', q{SELECT error ~ 'is damaged' FROM fastckpt_stat_recovery}),
+	'a damaged file keeps the tables closed');
+my ($rc, $out, $err) = $node->psql('postgres', q{COMMIT PREPARED 'locker'});
+is($rc, 0, 'COMMIT PREPARED of a transaction that only locked rows goes through') or diag($err);
+is($node->safe_psql('postgres', q{SELECT string_agg(id || ':' || parent_id, ',') FROM heap_child}), '2:11',
+	'... with its heap row');
+($rc, $out, $err) = $node->psql('postgres', q{COMMIT PREPARED 'writer'});
+like($err, qr/COMMIT PREPARED of a transaction that wrote fastckpt tables is not available/,
+	'COMMIT PREPARED of the one that wrote is refused');
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'writer'});
+$node->restart;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'the next start drops both files');
+is($node->safe_psql('postgres', 'SELECT v FROM parent WHERE id = 10'), '10', '... and opens the tables, without the rolled back write');
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 $node->stop;
