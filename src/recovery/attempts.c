@@ -17,11 +17,17 @@
  * crash-restart keeps the kernel's page cache, and a power loss starts
  * another postmaster anyway.
  *
+ * A crash of another process (any backend's) restarts the server too; the
+ * postmaster then tells every other process to quit (SIGQUIT).  The process
+ * doing a step marks its file when told so (fc_attempt_watch_quit): that
+ * attempt did not crash the server and is not counted.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
@@ -41,6 +47,7 @@ typedef struct FcAttempt
 	Oid			dbid;
 	uint64		key;			/* what else tells the step apart */
 	int32		attempts;
+	int32		quit;			/* told to quit: another process crashed */
 } FcAttempt;
 
 /* Steps under way in this process, whose files a clean end removes. */
@@ -91,7 +98,13 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 			prev.postmaster_pid == cur.postmaster_pid &&
 			prev.postmaster_start == cur.postmaster_start &&
 			prev.dbid == cur.dbid && prev.key == cur.key)
-			cur.attempts = prev.attempts + 1;
+		{
+			cur.attempts = prev.attempts + (prev.quit ? 0 : 1);
+			if (prev.quit)
+				ereport(LOG,
+						(errmsg("pg_fastckpt: the last attempt of this step (\"%s\") ended in another process's crash; not counted",
+								path)));
+		}
 		CloseTransientFile(fd);
 	}
 
@@ -149,6 +162,36 @@ void
 fc_attempt_keep(const char *path)
 {
 	fc_track(path, false);
+}
+
+static int	fc_quit_fd = -1;
+
+/* SIGQUIT: mark the step's file (only async-signal-safe calls), then exit. */
+static void
+fc_attempt_quit_handler(SIGNAL_ARGS)
+{
+	int32		quit = 1;
+	ssize_t		written = 0;
+
+	/* if the write fails, the attempt counts: nothing else to do */
+	if (fc_quit_fd >= 0)
+		written = pg_pwrite(fc_quit_fd, &quit, sizeof(quit), offsetof(FcAttempt, quit));
+	(void) written;
+	_exit(2);					/* as SignalHandlerForCrashExit */
+}
+
+/*
+ * This process does the step whose file is path: if the postmaster tells
+ * it to quit (another process crashed), the attempt is marked as not
+ * having crashed the server.
+ */
+void
+fc_attempt_watch_quit(const char *path)
+{
+	/* not a transient file: those close at the end of each transaction */
+	fc_quit_fd = BasicOpenFile(path, O_WRONLY | PG_BINARY);
+	if (fc_quit_fd >= 0)
+		pqsignal(SIGQUIT, fc_attempt_quit_handler);
 }
 
 /* Recovery ends here (stopped, failed or done): no step crashed. */

@@ -68,6 +68,7 @@
 #include "pg_fastckpt.h"
 #include "log/log.h"
 #include "procs/procs.h"
+#include "recovery/attempts.h"
 #include "recovery/call_replay.h"
 #include "recovery/gate.h"
 #include "recovery/worker_slots.h"
@@ -1015,6 +1016,8 @@ fc_call_replay_main(Datum arg)
 	memset(&st, 0, sizeof(st));
 	st.shared = (FcSerialShared *) dsm_segment_address(seg);
 	fc_serial_signalled = st.shared;
+	/* a crash elsewhere is not this replay's (the leader counts those) */
+	fc_attempt_watch_quit(fc_call_replay_attempt_path(st.shared->dboid));
 	BackgroundWorkerInitializeConnectionByOid(st.shared->dboid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
 	fc_gate_register_recovery_process();

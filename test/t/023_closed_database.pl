@@ -12,6 +12,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
@@ -441,6 +442,56 @@ $node->restart;
 wait_for_tables_open($node);
 is(content('bad2') . ' / ' . content('bad3'), "$bad2_before / $bad3_before",
 	'bad2, bad3: open with every commit once the routine is put back and the server restarted');
+
+# Crashes of other processes while a database's calls replay are not its
+# replay's (h44 F4): four in a row, one more than would close it, and it
+# opens with every commit once its replay runs through.  Its replay worker,
+# told to quit by the postmaster, marks its attempt so.
+setup_database('slow');
+$node->safe_psql('slow', q{
+CREATE FUNCTION add_spin(p int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	x int := 0;
+BEGIN
+	FOR i IN 1..10000000 LOOP
+		x := x + 1;
+	END LOOP;
+	UPDATE mm SET v = v + 1 WHERE id = p;
+END $$;
+SELECT fastckpt_register_procedure('add_spin(int)');
+SELECT fastckpt_checkpoint();
+});
+$node->safe_psql('slow', "SELECT add_spin($_)") for (1 .. 8);
+my $slow_before = content('slow');
+$log_offset = -s $node->logfile;
+ok(crash_postmaster($node, 1), 'calls of "slow" in the log: all server processes gone after kill -9');
+$node->start;
+for my $round (1 .. 4)
+{
+	poll_until_true($node, 'postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+		WHERE backend_type = 'pg_fastckpt call replay' AND datname = 'slow'})
+	  or die "round $round: no call replay of \"slow\"";
+	my $other = IPC::Run::start(
+		[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
+		'>', \$call_out, '2>', \$call_err);
+	poll_until_true($node, 'postgres',
+		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'})
+	  or die 'no sleeping backend';
+	my $pid = $node->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'});
+	kill 'KILL', $pid;
+	$other->finish;
+	# the crash-restart is under way once the postmaster has said so
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	usleep(100_000) until slurp_file($node->logfile, $log_offset) =~ /\(PID $pid\) was terminated by signal 9/
+	  || time() > $deadline;
+}
+wait_for_tables_open($node);
+is($node->safe_psql('slow', 'SELECT error IS NULL FROM fastckpt_stat_recovery'), 't',
+	'slow: opens after four crashes of another process during its replay');
+is(content('slow'), $slow_before, 'slow: with every call replayed');
+my @not_counted = (slurp_file($node->logfile, $log_offset) =~ /ended in another process's crash; not counted/g);
+is(scalar(@not_counted), 4, 'each of the four attempts is said not to count');
 
 # An index expression whose rebuild at startup takes the server down: after
 # five crash-restarts in a row recovery gives up, every fastckpt table
