@@ -85,7 +85,8 @@ fc_prepared_next(fc_prepared_cursor *cur, const fc_prepared_slot **slot,
 	s = (const fc_prepared_slot *) cur->pos;
 	if (s->op < FC_PREP_INSERT || s->op > FC_PREP_LOCK ||
 		((s->op == FC_PREP_DELETE || s->op == FC_PREP_LOCK) && s->len != 0) ||
-		(s->op == FC_PREP_LOCK && s->lock_mode > FC_PREP_LOCK_EXCLUSIVE) ||
+		(s->op == FC_PREP_LOCK && (s->lock_mode > FC_PREP_LOCK_EXCLUSIVE ||
+								   s->xmax_flags > FC_PREP_LOCK_IF_NOT_COMMITTED)) ||
 		fc_prepared_slot_size(s->len) > (uint64_t) (cur->end - cur->pos))
 		return 0;
 	*slot = s;

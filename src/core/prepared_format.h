@@ -40,6 +40,15 @@
 #define FC_PREP_LOCK_KEY_SHARE	0
 #define FC_PREP_LOCK_EXCLUSIVE	3
 
+/*
+ * A lock entry's condition (in xmax_flags): a row that a transaction still
+ * prepared (lock_mover) was moving when the locker prepared lives in its
+ * old slot if that one does not commit, in its new slot if it does.
+ */
+#define FC_PREP_LOCK_ALWAYS				0
+#define FC_PREP_LOCK_IF_COMMITTED		1
+#define FC_PREP_LOCK_IF_NOT_COMMITTED	2
+
 typedef struct fc_prepared_header
 {
 	uint32_t	crc;			/* CRC-32C of bytes [4, len) */
@@ -66,11 +75,12 @@ typedef struct fc_prepared_slot
 	uint64_t	slotno;
 	uint8_t		op;				/* FC_PREP_* */
 	uint8_t		lock_mode;		/* LOCK: FC_PREP_LOCK_KEY_SHARE .. EXCLUSIVE */
-	uint16_t	xmax_flags;		/* DELETE: how the row went (moved, keys) */
+	uint16_t	xmax_flags;		/* DELETE: how the row went (moved, keys);
+								 * LOCK: its condition */
 	uint16_t	moved_from;		/* INSERT: tag of the slot it moved from */
 	uint16_t	next_tid[3];	/* DELETE: where it moved (block hi, lo, offset) */
 	uint32_t	len;			/* image bytes (0 for DELETE) */
-	uint32_t	reserved2;
+	uint32_t	lock_mover;		/* LOCK: the xid its condition names */
 } fc_prepared_slot;
 
 #define FC_PREPARED_ALIGNED(x)	((((uint64_t) (x)) + 7) & ~(uint64_t) 7)

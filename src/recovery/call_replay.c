@@ -1022,6 +1022,12 @@ fc_call_replay_main(Datum arg)
 											  BGWORKER_BYPASS_ALLOWCONN);
 	fc_gate_register_recovery_process();
 
+	/*
+	 * The calls ran without parallel workers (determinism.c), and so do
+	 * they here: a crash of a process of theirs is then this one's.
+	 */
+	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION);
+
 	ctl.keysize = sizeof(FcTable *);
 	ctl.entrysize = sizeof(FcSerialTable);
 	ctl.hcxt = TopMemoryContext;

@@ -1042,6 +1042,13 @@ fc_restore_slot(TransactionId xid, FcTable *tbl, const fc_prepared_slot *s,
 	return true;
 }
 
+/* A file whose transaction's rows were put back, and how many */
+typedef struct FcRestoredFile
+{
+	char	   *data;
+	uint32		nrows;
+} FcRestoredFile;
+
 /* Tables whose slots recovery changed, and by how many rows */
 typedef struct FcRestoredTable
 {
@@ -1069,13 +1076,12 @@ fc_restored_table(List **tables, FcTable *tbl)
 }
 
 /*
- * Restore one file's transaction, its rows and then its row locks; false
- * (and error) if it cannot be.  *nrows and *nlocks say how many.
+ * Restore the rows of one file's transaction; false (and error) if they
+ * cannot be.  *nrows says how many.
  */
 static bool
 fc_restore_transaction(const fc_prepared_header *hdr, List **tables,
-					   List **reindex_dbs, uint32 *nrows, uint32 *nlocks,
-					   char *error, size_t errlen)
+					   List **reindex_dbs, uint32 *nrows, char *error, size_t errlen)
 {
 	TransactionId xid = XidFromFullTransactionId(FullTransactionIdFromU64(hdr->fxid));
 	fc_prepared_cursor cur;
@@ -1114,7 +1120,6 @@ fc_restore_transaction(const fc_prepared_header *hdr, List **tables,
 			t->deleted++;
 		(*nrows)++;
 	}
-	fc_prepared_restore_locks(hdr, nlocks);
 
 	if (fc_prepared_take_entry(true, hdr->fxid, hdr->dbid, hdr->owner, hdr->gid) < 0)
 	{
@@ -1155,26 +1160,16 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 	DIR		   *dir;
 	struct dirent *de;
 	List	   *tables = NIL;
+	List	   *files = NIL;	/* of the transactions put back */
 	ListCell   *lc;
 	bool		ok = true;
 	MemoryContext ctx = CurrentMemoryContext;
 	bool		started = !IsTransactionState();
-	struct stat st;
 
 	*restored = 0;
-	/* none yet: no transaction was ever prepared with fastckpt rows */
-	if (stat(FC_PREPARED_DIR, &st) != 0 && errno == ENOENT)
-		return true;
-
-	/*
-	 * Row locks go back in a transaction: one joining another's makes a
-	 * MultiXactId (fc_prepared_restore_locks).
-	 */
-	if (started)
-		StartTransactionCommand();
-	MemoryContextSwitchTo(ctx);
-	MultiXactIdSetOldestMember();
 	dir = AllocateDir(FC_PREPARED_DIR);
+	if (dir == NULL)
+		return true;
 	while (ok && (de = ReadDir(dir, FC_PREPARED_DIR)) != NULL)
 	{
 		char		path[MAXPGPATH];
@@ -1184,7 +1179,7 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 		const fc_prepared_header *hdr;
 		int			read_errno;
 		uint32		nrows;
-		uint32		nlocks;
+		FcRestoredFile *rf;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -1245,22 +1240,45 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 			continue;
 		}
 		nrows = 0;
-		ok = fc_restore_transaction(hdr, &tables, reindex_dbs, &nrows, &nlocks,
-									error, errlen);
-		if (ok)
+		ok = fc_restore_transaction(hdr, &tables, reindex_dbs, &nrows, error, errlen);
+		if (!ok)
 		{
-			(*restored)++;
-			ereport(LOG,
-					(errmsg("pg_fastckpt: prepared transaction %u (\"%s\"): %u changed rows and %u row locks put back",
-							XidFromFullTransactionId(FullTransactionIdFromU64(hdr->fxid)),
-							hdr->gid, nrows, nlocks)));
+			pfree(data);
+			break;
 		}
-		pfree(data);
+		(*restored)++;
+		rf = palloc(sizeof(FcRestoredFile));
+		rf->data = data;
+		rf->nrows = nrows;
+		files = lappend(files, rf);
 	}
 	FreeDir(dir);
+
+	/*
+	 * Then their row locks, on rows any of them may have moved; in a
+	 * transaction: one joining another's makes a MultiXactId.
+	 */
+	if (started)
+		StartTransactionCommand();
+	MemoryContextSwitchTo(ctx);
+	MultiXactIdSetOldestMember();
+	foreach(lc, files)
+	{
+		FcRestoredFile *rf = (FcRestoredFile *) lfirst(lc);
+		const fc_prepared_header *hdr = (const fc_prepared_header *) rf->data;
+		uint32		nlocks;
+
+		fc_prepared_restore_locks(hdr, &nlocks);
+		ereport(LOG,
+				(errmsg("pg_fastckpt: prepared transaction %u (\"%s\"): %u changed rows and %u row locks put back",
+						XidFromFullTransactionId(FullTransactionIdFromU64(hdr->fxid)),
+						hdr->gid, rf->nrows, nlocks)));
+		pfree(rf->data);
+	}
 	if (started)
 		CommitTransactionCommand();
 	MemoryContextSwitchTo(ctx);
+	list_free_deep(files);
 
 	/*
 	 * Free lists without the slots put back; row counts of committed rows,

@@ -31,6 +31,7 @@
 
 #include "access/multixact.h"
 #include "access/subtrans.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "storage/lmgr.h"
@@ -49,11 +50,12 @@ typedef struct FcLockEntries
 {
 	StringInfo	buf;
 	uint32	   *nentries;
+	bool		scan_all;		/* every slot of the tables is visited */
 } FcLockEntries;
 
 static void
 fc_append_lock_entry(FcLockEntries *out, FcTable *tbl, uint64 slotno,
-					 LockTupleMode mode)
+					 LockTupleMode mode, uint16 cond, TransactionId mover)
 {
 	fc_prepared_slot e;
 
@@ -63,18 +65,28 @@ fc_append_lock_entry(FcLockEntries *out, FcTable *tbl, uint64 slotno,
 	e.slotno = slotno;
 	e.op = FC_PREP_LOCK;
 	e.lock_mode = (uint8) mode;
+	e.xmax_flags = cond;
+	e.lock_mover = mover;
 	appendBinaryStringInfo(out->buf, (char *) &e, sizeof(e));
 	(*out->nentries)++;
 }
 
+static bool fc_locker_is_prepared(TransactionId xid, TransactionId *top);
+
 /*
  * The entry for a row noted as locked, if the transaction still holds a
- * lock on it: in this slot, or in the one a committed move took it to.
+ * lock on it: in this slot, or in the one a move that kept the key took it
+ * to.  A committed move is followed; a running one waited for, unless its
+ * transaction is prepared: then the lock goes into both slots, each entry
+ * to count as that transaction turns out (FC_PREP_LOCK_IF_*).
  */
 static void
 fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 {
+	FcLockEntries *out = (FcLockEntries *) arg;
 	uint16		from_tag = 0;	/* 0: the slot noted, no link to check */
+	uint16		cond = 0;		/* FC_PREP_LOCK_IF_*, past a prepared mover */
+	TransactionId cond_mover = InvalidTransactionId;
 
 	/*
 	 * No locker at all (read without the latch: ours cannot go away, and
@@ -89,6 +101,11 @@ fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 		FcSlotHeader *hdr;
 		LockTupleMode mode;
 		bool		held;
+		bool		live;
+		bool		own;
+		bool		running;
+		bool		keep_key_move;
+		TransactionId mover;
 		ItemPointerData next;
 
 		if (slotno >= fc_table_nslots(tbl))
@@ -102,39 +119,60 @@ fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 			LWLockRelease(lock);
 			return;
 		}
-		held = fc_current_xact_lock(hdr, &mode);
-		if (!fc_xmax_live(hdr))
-		{
-			LWLockRelease(lock);
-			if (held)
-				fc_append_lock_entry((FcLockEntries *) arg, tbl, slotno, mode);
-			return;
-		}
 
 		/*
-		 * Deleted or moved.  By us: our write holds the row.  By another
-		 * transaction: our lock let only a move that kept the key through,
-		 * whose outcome decides where the row lives.
+		 * Another transaction's move target, not committed: reached from
+		 * the row's old slot, which keeps our lock too.
 		 */
-		if (TransactionIdIsCurrentTransactionId(hdr->xmax) ||
-			!(hdr->flags & FC_XMAX_UPDATED) || (hdr->flags & FC_XMAX_KEYS_UPDATED) ||
-			!ItemPointerIsValid(&hdr->next_tid) ||
-			ItemPointerIndicatesMovedPartitions(&hdr->next_tid))
+		if (from_tag == 0 && hdr->moved_from != 0 &&
+			!TransactionIdIsCurrentTransactionId(hdr->xmin) &&
+			!fc_xmin_committed(hdr->xmin, &hdr->flags))
 		{
 			LWLockRelease(lock);
 			return;
 		}
-		if (fc_xmax_running(hdr))
-		{
-			TransactionId mover = hdr->xmax;
-
-			LWLockRelease(lock);
-			XactLockTableWait(mover, NULL, NULL, XLTW_None);
-			continue;
-		}
+		held = fc_current_xact_lock(hdr, &mode);
+		live = fc_xmax_live(hdr);
+		own = live && TransactionIdIsCurrentTransactionId(hdr->xmax);
+		running = live && !own && fc_xmax_running(hdr);
+		mover = hdr->xmax;
+		keep_key_move = (hdr->flags & FC_XMAX_UPDATED) &&
+			!(hdr->flags & FC_XMAX_KEYS_UPDATED) &&
+			ItemPointerIsValid(&hdr->next_tid) &&
+			!ItemPointerIndicatesMovedPartitions(&hdr->next_tid);
 		next = hdr->next_tid;
-		from_tag = fc_move_tag(slotno);
 		LWLockRelease(lock);
+
+		if (!live)
+		{
+			if (held)
+				fc_append_lock_entry(out, tbl, slotno, mode, cond, cond_mover);
+			return;
+		}
+		/* deleted or moved by us: our write holds the row */
+		if (own)
+			return;
+		if (running)
+		{
+			TransactionId top;
+
+			/* a move (or its link) under way: wait for its outcome */
+			if (!fc_locker_is_prepared(mover, &top))
+			{
+				XactLockTableWait(mover, NULL, NULL, XLTW_None);
+				continue;
+			}
+			if (held)
+				fc_append_lock_entry(out, tbl, slotno, mode,
+									 FC_PREP_LOCK_IF_NOT_COMMITTED, top);
+			if (!keep_key_move)
+				return;
+			cond = FC_PREP_LOCK_IF_COMMITTED;
+			cond_mover = top;
+		}
+		else if (!keep_key_move || out->scan_all)
+			return;				/* deleted; or its new slot is visited too */
+		from_tag = fc_move_tag(slotno);
 		if (!fc_tid_in_range(tbl, &next, &slotno))
 			return;
 	}
@@ -148,6 +186,7 @@ fc_prepared_add_lock_entries(StringInfo buf, uint32 *nentries)
 
 	out.buf = buf;
 	out.nentries = nentries;
+	out.scan_all = fc_locked_rows_scan_all();
 	fc_locked_rows_foreach(fc_add_lock_entry, &out);
 }
 
@@ -185,8 +224,28 @@ fc_prepared_lock_pins_row(FcSlotHeader *hdr, TransactionId *wait_xid)
 }
 
 /*
- * Startup recovery, after the transaction's rows are back: its locks, in
- * a transaction that called MultiXactIdSetOldestMember (a lock joining
+ * Does a lock entry's condition hold?  Its mover is prepared still (its
+ * move is undecided: both slots keep the lock), or committed, or not.  One
+ * too old for the commit log to tell ended long ago; the row's slot then
+ * decides (a lock on a slot with no row is left).
+ */
+static bool
+fc_lock_condition_holds(const fc_prepared_slot *s)
+{
+	TransactionId mover = s->lock_mover;
+
+	if (s->xmax_flags == FC_PREP_LOCK_ALWAYS || !TransactionIdIsNormal(mover) ||
+		TransactionIdPrecedes(mover, ShmemVariableCache->oldestClogXid) ||
+		TransactionIdIsInProgress(mover))
+		return true;
+	return TransactionIdDidCommit(mover) ==
+		(s->xmax_flags == FC_PREP_LOCK_IF_COMMITTED);
+}
+
+/*
+ * Startup recovery, after the rows of every transaction still prepared are
+ * back (a lock may be on a row another one moved): a transaction's locks,
+ * in a transaction that called MultiXactIdSetOldestMember (a lock joining
  * another's makes a MultiXactId).  A lock on a row that is not there (it
  * cannot be gone: the lock kept deleters out) is reported and left;
  * nothing else depends on it.
@@ -206,7 +265,7 @@ fc_prepared_restore_locks(const fc_prepared_header *hdr, uint32 *nlocks)
 		RelFileNode rnode;
 		FcTable    *tbl;
 
-		if (s->op != FC_PREP_LOCK)
+		if (s->op != FC_PREP_LOCK || !fc_lock_condition_holds(s))
 			continue;
 		rnode.dbNode = hdr->dbid;
 		rnode.spcNode = s->spcid;

@@ -735,9 +735,10 @@ walk_prepared(const fc_prepared_header *hdr)
 	while (fc_prepared_next(&cur, &slot, &image))
 	{
 		CHECK(slot->op != FC_PREP_LOCK ||
-			  (slot->len == 0 && slot->lock_mode <= FC_PREP_LOCK_EXCLUSIVE),
-			  "a lock entry with mode %d and %u image bytes passes",
-			  slot->lock_mode, slot->len);
+			  (slot->len == 0 && slot->lock_mode <= FC_PREP_LOCK_EXCLUSIVE &&
+			   slot->xmax_flags <= FC_PREP_LOCK_IF_NOT_COMMITTED),
+			  "a lock entry with mode %d, condition %d and %u image bytes passes",
+			  slot->lock_mode, slot->xmax_flags, slot->len);
 		for (uint32_t i = 0; i < slot->len; i++)
 			sink ^= (unsigned char) image[i];
 	}
@@ -776,7 +777,10 @@ case_prepared_file(void)
 		s->op = ops[i];
 		s->len = lens[i];
 		if (ops[i] == FC_PREP_LOCK)
+		{
 			s->lock_mode = (uint8_t) below(FC_PREP_LOCK_EXCLUSIVE + 1);
+			s->xmax_flags = (uint16_t) below(FC_PREP_LOCK_IF_NOT_COMMITTED + 1);
+		}
 		s->slotno = rnd();
 		fill_random(buf + len + sizeof(fc_prepared_slot), lens[i]);
 		len += fc_prepared_slot_size(lens[i]);

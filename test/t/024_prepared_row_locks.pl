@@ -6,8 +6,9 @@
 # until COMMIT or ROLLBACK PREPARED, while what those locks let through
 # still goes through.  A row another transaction moved to a new slot after
 # it was locked, before the PREPARE, stays locked where it lives now,
-# VACUUM between the two included.  A move of a row a prepared transaction
-# locks waits for that transaction.
+# VACUUM between the two included; one moved by a transaction prepared
+# itself, in whichever slot holds it once that one ends.  A move of a row a
+# prepared transaction locks waits for that transaction.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -169,6 +170,36 @@ is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'their files ar
 # be: the crash emptied it, as PostgreSQL does)
 is($node->safe_psql('postgres', q{SELECT string_agg(id || ':' || parent_id, ',') FROM child}),
 	'1:1', 'the child the first transaction inserted is committed');
+
+# Rows the locker holds that other transactions moved and then prepared:
+# its PREPARE does not wait for them (h46), its file locks each row in both
+# slots, and after a restart the slot that holds the row keeps the lock,
+# whichever way the mover ends.
+$bg = $node->background_psql('postgres');
+$bg->query_safe(q{BEGIN});
+$bg->query_safe(q{SELECT 1 FROM parent WHERE id IN (8, 9) FOR KEY SHARE});
+$node->safe_psql('postgres', q{
+	BEGIN; UPDATE parent SET k = 800 WHERE id = 8; PREPARE TRANSACTION 'mover8';
+	BEGIN; UPDATE parent SET k = 900 WHERE id = 9; PREPARE TRANSACTION 'mover9';
+});
+$bg->query_safe(q{SET statement_timeout = '20s'});
+$bg->query_safe(q{PREPARE TRANSACTION 'locker'});
+$bg->quit;
+pass('PREPARE of rows that prepared transactions moved does not wait for them');
+ok(crash_postmaster($node, 1), 'with movers and a locker prepared: all server processes gone after kill -9');
+$node->start;
+wait_for_tables_open($node);
+ok($node->log_contains(qr/prepared transaction \d+ \("locker"\): 0 changed rows and 4 row locks put back/),
+	'the locker\'s locks are put back in the old and the new slot of each row');
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'mover8'; COMMIT PREPARED 'mover9'});
+check_probes('mover of row 8 rolled back, of row 9 committed',
+	[ 'DELETE FROM parent WHERE id = 8', 'blocked', 'row 8, back in its old slot: DELETE' ],
+	[ 'DELETE FROM parent WHERE id = 9', 'blocked', 'row 9, in its new slot: DELETE' ],
+	[ 'UPDATE parent SET v = v + 1 WHERE id IN (8, 9)', 'passed', '... updates in place' ]);
+$node->safe_psql('postgres', q{COMMIT PREPARED 'locker'});
+check_probes('locker finished',
+	[ 'DELETE FROM parent WHERE id IN (8, 9)', 'passed', 'rows 8 and 9: DELETE' ]);
+is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'no file left');
 
 # The tables closed (another prepared transaction's file damaged): a
 # transaction that only locked rows commits meanwhile, its locks meaning
