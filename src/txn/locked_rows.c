@@ -3,7 +3,7 @@
  * locked_rows.c
  *	  The rows of fastckpt tables this transaction has locked (FOR UPDATE,
  *	  FOR SHARE, the KEY SHARE locks of foreign key checks), for PREPARE
- *	  TRANSACTION to keep them across restarts (prepared_locks.c).
+ *	  TRANSACTION to keep them across restarts (prepared_row_locks.c).
  *
  * The locks themselves are in the slots (xlock); this only remembers where
  * to look.  An entry may name a row whose lock went with a rolled-back
@@ -54,9 +54,7 @@ fc_grow(void *array, int *cap, Size elem)
 static void
 fc_note_table(FcTable *tbl)
 {
-	if (fc_ntables > 0 && fc_tables[fc_ntables - 1].tbl == tbl)
-		return;
-	for (int i = 0; i < fc_ntables; i++)
+	for (int i = fc_ntables - 1; i >= 0; i--)
 		if (fc_tables[i].tbl == tbl && fc_tables[i].generation == tbl->generation)
 			return;
 	if (fc_ntables == fc_tables_cap)

@@ -524,6 +524,18 @@ fc_is_own_xid(const FcFinish *f, TransactionId xid)
 	return false;
 }
 
+/* The table an entry of a file names; NULL if there is none. */
+FcTable *
+fc_prepared_entry_table(const fc_prepared_header *hdr, const fc_prepared_slot *s)
+{
+	RelFileNode rnode;
+
+	rnode.dbNode = hdr->dbid;
+	rnode.spcNode = s->spcid;
+	rnode.relNode = s->relnode;
+	return fc_table_lookup(&rnode);
+}
+
 static char *
 fc_prepared_read_file(const char *path, size_t *size)
 {
@@ -739,16 +751,12 @@ fc_prepared_load(FcFinish *f)
 	fc_prepared_cursor_init(&cur, f->hdr);
 	while (fc_prepared_next(&cur, &s, &image))
 	{
-		RelFileNode rnode;
 		FcTable    *tbl;
 
 		if (s->op == FC_PREP_LOCK)
 			continue;			/* ends with the transaction */
-		rnode.dbNode = f->hdr->dbid;
-		rnode.spcNode = s->spcid;
-		rnode.relNode = s->relnode;
 		/* the transaction's locks keep its tables from being dropped */
-		if ((tbl = fc_table_lookup(&rnode)) == NULL)
+		if ((tbl = fc_prepared_entry_table(f->hdr, s)) == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("prepared transaction %u changed fastckpt storage %u, which does not exist",
@@ -1091,16 +1099,12 @@ fc_restore_transaction(const fc_prepared_header *hdr, List **tables,
 	fc_prepared_cursor_init(&cur, hdr);
 	while (fc_prepared_next(&cur, &s, &image))
 	{
-		RelFileNode rnode;
 		FcTable    *tbl;
 		FcRestoredTable *t;
 
 		if (s->op == FC_PREP_LOCK)
 			continue;
-		rnode.dbNode = hdr->dbid;
-		rnode.spcNode = s->spcid;
-		rnode.relNode = s->relnode;
-		if ((tbl = fc_table_lookup(&rnode)) == NULL)
+		if ((tbl = fc_prepared_entry_table(hdr, s)) == NULL)
 		{
 			snprintf(error, errlen,
 					 "prepared transaction %u (\"%s\") changed rows of fastckpt storage %u of database %u, which recovery did not find",
@@ -1258,10 +1262,11 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 	 * Then their row locks, on rows any of them may have moved; in a
 	 * transaction: one joining another's makes a MultiXactId.
 	 */
-	if (started)
+	if (started && files != NIL)
 		StartTransactionCommand();
 	MemoryContextSwitchTo(ctx);
-	MultiXactIdSetOldestMember();
+	if (files != NIL)
+		MultiXactIdSetOldestMember();
 	foreach(lc, files)
 	{
 		FcRestoredFile *rf = (FcRestoredFile *) lfirst(lc);
@@ -1275,7 +1280,7 @@ fc_prepared_restore(List **reindex_dbs, int *restored, char *error, size_t errle
 						hdr->gid, rf->nrows, nlocks)));
 		pfree(rf->data);
 	}
-	if (started)
+	if (started && files != NIL)
 		CommitTransactionCommand();
 	MemoryContextSwitchTo(ctx);
 	list_free_deep(files);

@@ -51,6 +51,9 @@ extern void fc_commit_make_xid_durable(void);
 extern bool fc_prepared_restore(List **reindex_dbs, int *restored,
 								char *error, size_t errlen);
 
+extern FcTable *fc_prepared_entry_table(const fc_prepared_header *hdr,
+										const fc_prepared_slot *s);
+
 /* registry of prepared transactions (and PREPAREs at work) */
 extern bool fc_prepared_any_registered(void);
 extern bool fc_prepared_xid_registered(TransactionId xid);

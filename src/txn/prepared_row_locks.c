@@ -13,7 +13,9 @@
  * found through the rows it noted (locked_rows.c).  A row that another
  * transaction moved to a new slot since (an update of an indexed column
  * that kept the key, which a KEY SHARE lock lets through) is followed to
- * where it lives now, once that mover has finished.
+ * where it lives now, once that mover has finished; a mover prepared
+ * itself is not waited for: both slots get an entry, each to count as that
+ * mover turns out.
  *
  * Startup recovery puts the locks back as the prepared transaction's own,
  * joined in a MultiXactId where prepared transactions share a row.
@@ -262,15 +264,11 @@ fc_prepared_restore_locks(const fc_prepared_header *hdr, uint32 *nlocks)
 	fc_prepared_cursor_init(&cur, hdr);
 	while (fc_prepared_next(&cur, &s, &image))
 	{
-		RelFileNode rnode;
 		FcTable    *tbl;
 
 		if (s->op != FC_PREP_LOCK || !fc_lock_condition_holds(s))
 			continue;
-		rnode.dbNode = hdr->dbid;
-		rnode.spcNode = s->spcid;
-		rnode.relNode = s->relnode;
-		tbl = fc_table_lookup(&rnode);
+		tbl = fc_prepared_entry_table(hdr, s);
 		if (tbl == NULL || s->slotno >= fc_table_nslots(tbl) ||
 			!(fc_slot_header(tbl, s->slotno)->flags & FC_SLOT_USED))
 		{
