@@ -124,11 +124,12 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 void
 fc_attempt_end(const char *path)
 {
-	fc_track(path, false);
 	if (unlink(path) != 0 && errno != ENOENT)
 		ereport(LOG,
 				(errcode_for_file_access(),
 				 errmsg("pg_fastckpt: could not remove file \"%s\": %m", path)));
+	/* last: path may be the entry it clears (fc_attempts_end_all) */
+	fc_track(path, false);
 }
 
 /*

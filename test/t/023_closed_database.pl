@@ -493,6 +493,30 @@ is(content('slow'), $slow_before, 'slow: with every call replayed');
 my @not_counted = (slurp_file($node->logfile, $log_offset) =~ /ended in another process's crash; not counted/g);
 is(scalar(@not_counted), 4, 'each of the four attempts is said not to count');
 
+# Crashes after recovery finished count for nothing (h47): six backends
+# killed in a row, one more than the limit of crashed recoveries, and every
+# recovery opens the tables.
+for my $round (1 .. 6)
+{
+	$log_offset = -s $node->logfile;
+	my $other = IPC::Run::start(
+		[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
+		'>', \$call_out, '2>', \$call_err);
+	poll_until_true($node, 'postgres',
+		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'})
+	  or die 'no sleeping backend';
+	my $pid = $node->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'});
+	kill 'KILL', $pid;
+	$other->finish;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	usleep(100_000) until slurp_file($node->logfile, $log_offset) =~ /startup recovery (finished|failed)/
+	  || time() > $deadline;
+	wait_for_tables_open($node);
+}
+is($node->safe_psql('slow', 'SELECT tables_open::text || coalesce(error, \'\') FROM fastckpt_stat_recovery'), 'true',
+	'six backend crashes, each after recovery finished: the tables open every time');
+
 # An index expression whose rebuild at startup takes the server down: after
 # five crash-restarts in a row recovery gives up, every fastckpt table
 # closed and the server up, rather than loop for ever
