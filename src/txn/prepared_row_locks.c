@@ -151,9 +151,17 @@ fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 				fc_append_lock_entry(out, tbl, slotno, mode, cond, cond_mover);
 			return;
 		}
-		/* deleted or moved by us: our write holds the row */
+		/*
+		 * Deleted or moved by us: the write holds the row, though less
+		 * strongly than a FOR UPDATE lock before a move that kept the key
+		 * (heap keeps the stronger mode); its new slot is ours alone.
+		 */
 		if (own)
+		{
+			if (held)
+				fc_append_lock_entry(out, tbl, slotno, mode, cond, cond_mover);
 			return;
+		}
 		if (running)
 		{
 			TransactionId top;

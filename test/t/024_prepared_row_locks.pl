@@ -185,6 +185,16 @@ $node->safe_psql('postgres', q{
 $bg->query_safe(q{SET statement_timeout = '20s'});
 $bg->query_safe(q{PREPARE TRANSACTION 'locker'});
 $bg->quit;
+# self_moved: FOR UPDATE, then its own move of the row (an indexed column,
+# not the key), which holds the row less strongly than the lock (h47)
+$node->safe_psql('postgres', q{
+	BEGIN;
+	SELECT 1 FROM parent WHERE id = 12 FOR UPDATE;
+	UPDATE parent SET k = 1200 WHERE id = 12;
+	PREPARE TRANSACTION 'self_moved';
+});
+is(probe('SELECT 1 FROM parent WHERE id = 12 FOR KEY SHARE NOWAIT'), 'blocked',
+	'a row locked FOR UPDATE, then moved by the same transaction: FOR KEY SHARE waits');
 pass('PREPARE of rows that prepared transactions moved does not wait for them');
 ok(crash_postmaster($node, 1), 'with movers and a locker prepared: all server processes gone after kill -9');
 $node->start;
@@ -195,8 +205,9 @@ $node->safe_psql('postgres', q{ROLLBACK PREPARED 'mover8'; COMMIT PREPARED 'move
 check_probes('mover of row 8 rolled back, of row 9 committed',
 	[ 'DELETE FROM parent WHERE id = 8', 'blocked', 'row 8, back in its old slot: DELETE' ],
 	[ 'DELETE FROM parent WHERE id = 9', 'blocked', 'row 9, in its new slot: DELETE' ],
-	[ 'UPDATE parent SET v = v + 1 WHERE id IN (8, 9)', 'passed', '... updates in place' ]);
-$node->safe_psql('postgres', q{COMMIT PREPARED 'locker'});
+	[ 'UPDATE parent SET v = v + 1 WHERE id IN (8, 9)', 'passed', '... updates in place' ],
+	[ 'SELECT 1 FROM parent WHERE id = 12 FOR KEY SHARE NOWAIT', 'blocked', 'the row locked FOR UPDATE and moved by its locker: FOR KEY SHARE' ]);
+$node->safe_psql('postgres', q{COMMIT PREPARED 'locker'; ROLLBACK PREPARED 'self_moved'});
 check_probes('locker finished',
 	[ 'DELETE FROM parent WHERE id IN (8, 9)', 'passed', 'rows 8 and 9: DELETE' ]);
 is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'no file left');
