@@ -36,6 +36,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
 
@@ -169,7 +170,14 @@ fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 			/* a move (or its link) under way: wait for its outcome */
 			if (!fc_locker_is_prepared(mover, &top))
 			{
-				XactLockTableWait(mover, NULL, NULL, XLTW_None);
+				if (TransactionIdIsInProgress(mover))
+					XactLockTableWait(mover, NULL, NULL, XLTW_None);
+				else
+				{
+					/* ROLLBACK PREPARED putting the rows back: briefly */
+					pg_usleep(1000L);
+					CHECK_FOR_INTERRUPTS();
+				}
 				continue;
 			}
 			if (held)
