@@ -167,15 +167,18 @@ fc_attempt_keep(const char *path)
 
 static int	fc_quit_fd = -1;
 
-/* SIGQUIT: mark the step's file (only async-signal-safe calls), then exit. */
+/*
+ * SIGQUIT: mark the step's file (only async-signal-safe calls), then exit.
+ * Only the postmaster's counts: a routine may send the signal itself.
+ */
 static void
-fc_attempt_quit_handler(SIGNAL_ARGS)
+fc_attempt_quit_handler(int signo, siginfo_t *info, void *context)
 {
 	int32		quit = 1;
 	ssize_t		written = 0;
 
 	/* if the write fails, the attempt counts: nothing else to do */
-	if (fc_quit_fd >= 0)
+	if (fc_quit_fd >= 0 && info != NULL && info->si_pid == PostmasterPid)
 		written = pg_pwrite(fc_quit_fd, &quit, sizeof(quit), offsetof(FcAttempt, quit));
 	(void) written;
 	_exit(2);					/* as SignalHandlerForCrashExit */
@@ -192,7 +195,15 @@ fc_attempt_watch_quit(const char *path)
 	/* not a transient file: those close at the end of each transaction */
 	fc_quit_fd = BasicOpenFile(path, O_WRONLY | PG_BINARY);
 	if (fc_quit_fd >= 0)
-		pqsignal(SIGQUIT, fc_attempt_quit_handler);
+	{
+		struct sigaction act;
+
+		memset(&act, 0, sizeof(act));
+		act.sa_sigaction = fc_attempt_quit_handler;
+		act.sa_flags = SA_SIGINFO;
+		sigfillset(&act.sa_mask);
+		sigaction(SIGQUIT, &act, NULL);
+	}
 }
 
 /* Recovery ends here (stopped, failed or done): no step crashed. */

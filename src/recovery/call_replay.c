@@ -1024,9 +1024,10 @@ fc_call_replay_main(Datum arg)
 
 	/*
 	 * The calls ran without parallel workers (determinism.c), and so do
-	 * they here: a crash of a process of theirs is then this one's.
+	 * they here, whatever a routine sets: a crash of a process of theirs is
+	 * then this one's.
 	 */
-	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_SUSET, PGC_S_OVERRIDE);
 
 	ctl.keysize = sizeof(FcTable *);
 	ctl.entrysize = sizeof(FcSerialTable);

@@ -1025,8 +1025,16 @@ fc_rebuild_index(const FcIndexJob *job)
 		ind = try_relation_open(job->indexid, RowExclusiveLock);
 		if (ind != NULL)
 		{
-			bool		parallel = ConditionalLockRelation(rel, ShareLock);
-			bool		locked = parallel ||
+			bool		share = ConditionalLockRelation(rel, ShareLock);
+
+			/*
+			 * Parallel workers (of our lock group) lock the index
+			 * exclusively: not while another holds it, as a prepared
+			 * transaction that read the table through it does (h48).
+			 */
+			bool		parallel = share &&
+				ConditionalLockRelation(ind, AccessExclusiveLock);
+			bool		locked = share ||
 				ConditionalLockRelation(rel, ShareUpdateExclusiveLock);
 
 			fc_qualified_name(rel, cx.table, sizeof(cx.table));

@@ -92,13 +92,6 @@ fc_locked_rows_exist(void)
 	return fc_ntables > 0;
 }
 
-/* Past FC_LOCKED_ROWS_MAX: fc_locked_rows_foreach visits every slot. */
-bool
-fc_locked_rows_scan_all(void)
-{
-	return fc_rows_overflow;
-}
-
 void
 fc_locked_rows_reset(void)
 {

@@ -53,7 +53,6 @@ typedef struct FcLockEntries
 {
 	StringInfo	buf;
 	uint32	   *nentries;
-	bool		scan_all;		/* every slot of the tables is visited */
 } FcLockEntries;
 
 static void
@@ -180,7 +179,11 @@ fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 				}
 				continue;
 			}
-			if (held)
+			/*
+			 * The row stays here if the mover does not commit; a version
+			 * that mover made itself and moved on lives in neither case.
+			 */
+			if (held && !(cond == FC_PREP_LOCK_IF_COMMITTED && top == cond_mover))
 				fc_append_lock_entry(out, tbl, slotno, mode,
 									 FC_PREP_LOCK_IF_NOT_COMMITTED, top);
 			if (!keep_key_move)
@@ -188,15 +191,20 @@ fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 			cond = FC_PREP_LOCK_IF_COMMITTED;
 			cond_mover = top;
 		}
-		else if (!keep_key_move || out->scan_all)
-			return;				/* deleted; or its new slot is visited too */
+		else if (!keep_key_move)
+			return;				/* deleted */
 		from_tag = fc_move_tag(slotno);
 		if (!fc_tid_in_range(tbl, &next, &slotno))
 			return;
 	}
 }
 
-/* PREPARE TRANSACTION: an entry per row the transaction holds locked. */
+/*
+ * PREPARE TRANSACTION: an entry per row the transaction holds locked.  Past
+ * 65,536 noted rows (locked_rows.c) every slot is visited, and the new slot of a
+ * committed move gets its entry twice (as such, and followed from the old
+ * one; a move may commit while the slots are visited): no harm.
+ */
 void
 fc_prepared_add_lock_entries(StringInfo buf, uint32 *nentries)
 {
@@ -204,7 +212,6 @@ fc_prepared_add_lock_entries(StringInfo buf, uint32 *nentries)
 
 	out.buf = buf;
 	out.nentries = nentries;
-	out.scan_all = fc_locked_rows_scan_all();
 	fc_locked_rows_foreach(fc_add_lock_entry, &out);
 }
 

@@ -64,7 +64,6 @@ typedef void (*fc_locked_row_fn) (FcTable *tbl, uint64 slotno, void *arg);
 
 extern void fc_locked_rows_note(FcTable *tbl, uint64 slotno);
 extern bool fc_locked_rows_exist(void);
-extern bool fc_locked_rows_scan_all(void);
 extern void fc_locked_rows_reset(void);
 extern void fc_locked_rows_foreach(fc_locked_row_fn fn, void *arg);
 

@@ -35,7 +35,10 @@ $node->safe_psql('postgres', q{
 	INSERT INTO f VALUES (1);
 });
 $node->safe_psql('postgres', "ALTER SYSTEM SET synchronous_standby_names = 'nosuch'");
-$node->reload;
+# a restart, not a reload: the checkpointer applies a reloaded setting a
+# moment later, and a loaded machine once ran the commit below before that
+$node->restart;
+wait_for_tables_open($node);
 
 # a mixed commit, committed locally, waiting for the standby
 my $held = $node->background_psql('postgres', on_error_stop => 0);

@@ -212,6 +212,54 @@ check_probes('locker finished',
 	[ 'DELETE FROM parent WHERE id IN (8, 9)', 'passed', 'rows 8 and 9: DELETE' ]);
 is($node->safe_psql('postgres', 'SELECT prepared_files()'), '0', 'no file left');
 
+# A prepared mover that moved the row twice: the slot in between holds the
+# row in neither outcome, and once the mover rolled back and VACUUM freed
+# it, rows inserted there must not come back locked (h48).
+$bg = $node->background_psql('postgres');
+$bg->query_safe(q{BEGIN});
+$bg->query_safe(q{SELECT 1 FROM parent WHERE id = 13 FOR KEY SHARE});
+$node->safe_psql('postgres', q{
+	BEGIN;
+	UPDATE parent SET k = 1300 WHERE id = 13;
+	UPDATE parent SET k = 1301 WHERE id = 13;
+	PREPARE TRANSACTION 'mover13';
+});
+$bg->query_safe(q{PREPARE TRANSACTION 'locker13'});
+$bg->quit;
+$node->restart;
+wait_for_tables_open($node);
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'mover13'});
+$node->safe_psql('postgres', q{VACUUM parent});
+$node->safe_psql('postgres', q{INSERT INTO parent SELECT g, g, g FROM generate_series(50, 59) g});
+$node->restart;
+wait_for_tables_open($node);
+check_probes('a locker of a row moved twice by a prepared mover that rolled back',
+	[ 'DELETE FROM parent WHERE id = 13', 'blocked', 'the row, in its old slot: DELETE' ],
+	[ 'DELETE FROM parent WHERE id BETWEEN 50 AND 59', 'passed', 'rows inserted since: DELETE' ]);
+$node->safe_psql('postgres', q{COMMIT PREPARED 'locker13'});
+
+# A prepared transaction that read a large table through its index holds a
+# lock on the index: recovery must not build it in parallel (its workers
+# would wait for that lock for ever; h48).
+$node->safe_psql('postgres', q{
+	CREATE TABLE big (id int PRIMARY KEY, pad text) USING fastckpt;
+	INSERT INTO big SELECT g, repeat('x', 100) FROM generate_series(1, 150000) g;
+	BEGIN;
+	SET LOCAL enable_seqscan = off;
+	SELECT 1 FROM big WHERE id = 5 FOR KEY SHARE;
+	PREPARE TRANSACTION 'reader';
+});
+ok(crash_postmaster($node, 1), 'a prepared reader of a large table: all server processes gone after kill -9');
+$node->start;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres',
+		q{SELECT indisvalid FROM pg_index WHERE indexrelid = 'big_pkey'::regclass}),
+	't', 'recovery rebuilds its index, valid');
+is($node->safe_psql('postgres', q{SET enable_seqscan = off; SELECT count(*) FROM big WHERE id BETWEEN 1 AND 150000}),
+	'150000', '... with every row');
+is(probe('DELETE FROM big WHERE id = 5'), 'blocked', '... and the reader\'s lock holds');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'reader'; DROP TABLE big});
+
 # The tables closed (another prepared transaction's file damaged): a
 # transaction that only locked rows commits meanwhile, its locks meaning
 # nothing there; one that wrote rows does not (TAP 022).
