@@ -200,10 +200,11 @@ fc_add_lock_entry(FcTable *tbl, uint64 slotno, void *arg)
 }
 
 /*
- * PREPARE TRANSACTION: an entry per row the transaction holds locked.  Past
- * 65,536 noted rows (locked_rows.c) every slot is visited, and the new slot of a
- * committed move gets its entry twice (as such, and followed from the old
- * one; a move may commit while the slots are visited): no harm.
+ * PREPARE TRANSACTION: an entry per row the transaction holds locked.
+ * Past 65,536 noted rows (locked_rows.c) every slot is visited, and the
+ * new slot of a committed move gets its entry twice (as such, and followed
+ * from the old one; a move may commit while the slots are visited): no
+ * harm.
  */
 void
 fc_prepared_add_lock_entries(StringInfo buf, uint32 *nentries)

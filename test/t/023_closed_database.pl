@@ -443,6 +443,23 @@ wait_for_tables_open($node);
 is(content('bad2') . ' / ' . content('bad3'), "$bad2_before / $bad3_before",
 	'bad2, bad3: open with every commit once the routine is put back and the server restarted');
 
+# Kill a backend that sleeps (a crash of another process); its pid.
+sub kill_other_backend
+{
+	my ($out, $err) = ('', '');
+	my $other = IPC::Run::start(
+		[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
+		'>', \$out, '2>', \$err);
+	poll_until_true($node, 'postgres',
+		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'})
+	  or die 'no sleeping backend';
+	my $pid = $node->safe_psql('postgres',
+		q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'});
+	kill 'KILL', $pid;
+	$other->finish;
+	return $pid;
+}
+
 # Crashes of other processes while a database's calls replay are not its
 # replay's (h44 F4): four in a row, one more than would close it, and it
 # opens with every commit once its replay runs through.  Its replay worker,
@@ -471,16 +488,7 @@ for my $round (1 .. 4)
 	poll_until_true($node, 'postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
 		WHERE backend_type = 'pg_fastckpt call replay' AND datname = 'slow'})
 	  or die "round $round: no call replay of \"slow\"";
-	my $other = IPC::Run::start(
-		[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
-		'>', \$call_out, '2>', \$call_err);
-	poll_until_true($node, 'postgres',
-		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'})
-	  or die 'no sleeping backend';
-	my $pid = $node->safe_psql('postgres',
-		q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'});
-	kill 'KILL', $pid;
-	$other->finish;
+	my $pid = kill_other_backend();
 	# the crash-restart is under way once the postmaster has said so
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 	usleep(100_000) until slurp_file($node->logfile, $log_offset) =~ /\(PID $pid\) was terminated by signal 9/
@@ -499,16 +507,7 @@ is(scalar(@not_counted), 4, 'each of the four attempts is said not to count');
 for my $round (1 .. 6)
 {
 	$log_offset = -s $node->logfile;
-	my $other = IPC::Run::start(
-		[ 'psql', '-X', '-At', '-d', $node->connstr('postgres'), '-c', 'SELECT pg_sleep(60)' ],
-		'>', \$call_out, '2>', \$call_err);
-	poll_until_true($node, 'postgres',
-		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'})
-	  or die 'no sleeping backend';
-	my $pid = $node->safe_psql('postgres',
-		q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60)'});
-	kill 'KILL', $pid;
-	$other->finish;
+	my $pid = kill_other_backend();
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 	usleep(100_000) until slurp_file($node->logfile, $log_offset) =~ /startup recovery (finished|failed)/
 	  || time() > $deadline;
