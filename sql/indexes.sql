@@ -260,6 +260,24 @@ UPDATE ix_booking SET during = '[0,2)' WHERE during = '[1,5)';
 INSERT INTO ix_booking VALUES (2, '[2,5)');
 SELECT * FROM ix_booking ORDER BY during;
 
+-- a parallel build whose expression runs a statement in every process
+-- (a parallel worker read the procedure registry with a snapshot of its own)
+CREATE FUNCTION ix_lookup(int) RETURNS int IMMUTABLE PARALLEL SAFE LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM abs($1);
+	RETURN $1 % 7;
+END $$;
+CREATE TABLE ix_par (id int, v int) USING fastckpt WITH (parallel_workers = 2);
+INSERT INTO ix_par SELECT g, g FROM generate_series(1, 20000) g;
+SET max_parallel_maintenance_workers = 2;
+CREATE INDEX ix_par_lookup ON ix_par (ix_lookup(v));
+RESET max_parallel_maintenance_workers;
+SET enable_seqscan = off;
+SELECT count(*) FROM ix_par WHERE ix_lookup(v) = 3;
+RESET enable_seqscan;
+DROP TABLE ix_par;
+DROP FUNCTION ix_lookup(int);
+
 DROP FUNCTION ix_check(text);
 DROP FUNCTION ix_is_lossy(text);
 DROP TABLE ix, ix_nnd, ix_other, ix_booking;

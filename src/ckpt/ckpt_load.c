@@ -37,6 +37,7 @@
 #include "pg_fastckpt.h"
 #include "ckpt/checkpoint.h"
 #include "core/ckpt_scan.h"
+#include "recovery/attempts.h"
 #include "recovery/gate.h"
 #include "log/log.h"
 #include "store/table_store.h"
@@ -374,6 +375,7 @@ fc_ckpt_loader_main(Datum arg)
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	fc_attempt_join_recovery();
 	fc_load->started[n] = true;
 	fc_ckpt_pause_point(FC_PAUSE_LOAD);
 	fc_load_chunks();

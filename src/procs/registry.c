@@ -27,6 +27,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
@@ -219,6 +220,12 @@ fc_registry_load(void)
 	Snapshot	snapshot;
 	AttrNumber	fingerprint_attnum;
 
+	/*
+	 * No snapshot of its own can be taken there (a parallel index build's
+	 * expression running a query), and a parallel process logs no call.
+	 */
+	if (IsInParallelMode())
+		return;
 	if (fc_registered != NULL)
 		hash_destroy(fc_registered);
 	fc_registered = NULL;

@@ -18,9 +18,13 @@
  * another postmaster anyway.
  *
  * A crash of another process (any backend's) restarts the server too; the
- * postmaster then tells every other process to quit (SIGQUIT).  The process
- * doing a step marks its file when told so (fc_attempt_watch_quit): that
- * attempt did not crash the server and is not counted.
+ * postmaster then tells every other process to quit (SIGQUIT).  So each
+ * process doing a step joins it (fc_attempt_join): it writes its pid into
+ * the file, marks its entry when the postmaster tells it to quit, and
+ * clears it when it exits cleanly.  An entry still there unmarked is a
+ * process of the step that died without being told: the step crashed the
+ * server.  Every entry marked (or cleared) and the attempt did not; with
+ * none at all, nothing tells, and it counts.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,16 +32,27 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "storage/ipc.h"
 #include "utils/timestamp.h"
 
 #include "core/file_layout.h"
 #include "recovery/attempts.h"
 
-#define FC_ATTEMPT_MAGIC		0x46435241	/* "FCRA" */
+#define FC_ATTEMPT_MAGIC		0x46435242	/* "FCRB" */
+
+/* processes of one step at once: recovery_workers (<= 64) and theirs */
+#define FC_ATTEMPT_MEMBERS		128
+
+typedef struct FcAttemptMember
+{
+	int32		pid;			/* 0: a free entry */
+	int32		quit;			/* told to quit: another process crashed */
+} FcAttemptMember;
 
 typedef struct FcAttempt
 {
@@ -45,9 +60,11 @@ typedef struct FcAttempt
 	int32		postmaster_pid;
 	TimestampTz postmaster_start;
 	Oid			dbid;
+	int32		overflow;		/* a process found no free entry */
 	uint64		key;			/* what else tells the step apart */
 	int32		attempts;
-	int32		quit;			/* told to quit: another process crashed */
+	int32		reserved;
+	FcAttemptMember members[FC_ATTEMPT_MEMBERS];
 } FcAttempt;
 
 /* Steps under way in this process, whose files a clean end removes. */
@@ -67,6 +84,72 @@ fc_track(const char *path, bool on)
 		if (!on && strcmp(fc_under_way[i], path) == 0)
 			fc_under_way[i][0] = '\0';
 	}
+}
+
+/* The step this process takes part in: its file, and its entry there. */
+static volatile int fc_member_fd = -1;
+static volatile off_t fc_member_offset;
+static char fc_member_path[MAXPGPATH];
+static bool fc_leave_registered = false;
+
+/*
+ * SIGQUIT: mark this process's entry (only async-signal-safe calls), then
+ * exit.  Only the postmaster's counts: a routine may send the signal itself.
+ */
+static void
+fc_attempt_quit_handler(int signo, siginfo_t *info, void *context)
+{
+	int			fd = fc_member_fd;
+	int32		quit = 1;
+	ssize_t		written = 0;
+
+	/* if the write fails, the attempt counts: nothing else to do */
+	if (fd >= 0 && info != NULL && info->si_pid == PostmasterPid)
+		written = pg_pwrite(fd, &quit, sizeof(quit),
+							fc_member_offset + offsetof(FcAttemptMember, quit));
+	(void) written;
+	_exit(2);					/* as SignalHandlerForCrashExit */
+}
+
+/* Leave the step: its file is removed, or this process ends. */
+static void
+fc_attempt_leave(bool clear)
+{
+	int			fd = fc_member_fd;
+	int32		pid = 0;
+
+	if (fd < 0)
+		return;
+	fc_member_fd = -1;			/* first: the handler may run meanwhile */
+	if (clear && pg_pwrite(fd, &pid, sizeof(pid),
+						   fc_member_offset + offsetof(FcAttemptMember, pid)) != sizeof(pid))
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_fastckpt: could not write file \"%s\": %m", fc_member_path)));
+	close(fd);
+	fc_member_path[0] = '\0';
+}
+
+/*
+ * Did the attempt whose file holds prev crash the server?  Yes if one of its
+ * processes died untold, or nothing says who took part.
+ */
+static bool
+fc_attempt_crashed(const FcAttempt *prev)
+{
+	bool		any = false;
+
+	if (prev->overflow)
+		return true;
+	for (int i = 0; i < FC_ATTEMPT_MEMBERS; i++)
+	{
+		if (prev->members[i].pid == 0)
+			continue;
+		if (!prev->members[i].quit)
+			return true;
+		any = true;
+	}
+	return !any;
 }
 
 /*
@@ -99,11 +182,17 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 			prev.postmaster_start == cur.postmaster_start &&
 			prev.dbid == cur.dbid && prev.key == cur.key)
 		{
-			cur.attempts = prev.attempts + (prev.quit ? 0 : 1);
-			if (prev.quit)
+			bool		crashed = fc_attempt_crashed(&prev);
+
+			cur.attempts = prev.attempts + (crashed ? 1 : 0);
+			if (!crashed)
 				ereport(LOG,
 						(errmsg("pg_fastckpt: the last attempt of this step (\"%s\") ended in another process's crash; not counted",
 								path)));
+			else if (cur.attempts > 1)
+				ereport(LOG,
+						(errmsg("pg_fastckpt: attempt %d of this step (\"%s\"): the last one crashed the server",
+								cur.attempts, path)));
 		}
 		CloseTransientFile(fd);
 	}
@@ -124,6 +213,8 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 void
 fc_attempt_end(const char *path)
 {
+	if (fc_member_fd >= 0 && strcmp(fc_member_path, path) == 0)
+		fc_attempt_leave(false);
 	if (unlink(path) != 0 && errno != ENOENT)
 		ereport(LOG,
 				(errcode_for_file_access(),
@@ -144,10 +235,10 @@ fc_attempt_rekey(const char *path, uint64 key)
 
 	if (fd < 0)
 		return;
+	/* the key alone: the processes of the step write their entries */
 	if (read(fd, &rec, sizeof(rec)) == sizeof(rec) && rec.magic == FC_ATTEMPT_MAGIC)
 	{
-		rec.key = key;
-		if (pg_pwrite(fd, &rec, sizeof(rec), 0) != sizeof(rec))
+		if (pg_pwrite(fd, &key, sizeof(key), offsetof(FcAttempt, key)) != sizeof(key))
 			ereport(LOG,
 					(errcode_for_file_access(),
 					 errmsg("pg_fastckpt: could not write file \"%s\": %m", path)));
@@ -165,45 +256,87 @@ fc_attempt_keep(const char *path)
 	fc_track(path, false);
 }
 
-static int	fc_quit_fd = -1;
-
 /*
- * SIGQUIT: mark the step's file (only async-signal-safe calls), then exit.
- * Only the postmaster's counts: a routine may send the signal itself.
+ * A clean exit (0, or 1 after an error) clears the entry; any other exit
+ * code restarts the server as a crash does, and the entry stays.
  */
 static void
-fc_attempt_quit_handler(int signo, siginfo_t *info, void *context)
+fc_attempt_leave_at_exit(int code, Datum arg)
 {
-	int32		quit = 1;
-	ssize_t		written = 0;
-
-	/* if the write fails, the attempt counts: nothing else to do */
-	if (fc_quit_fd >= 0 && info != NULL && info->si_pid == PostmasterPid)
-		written = pg_pwrite(fc_quit_fd, &quit, sizeof(quit), offsetof(FcAttempt, quit));
-	(void) written;
-	_exit(2);					/* as SignalHandlerForCrashExit */
+	fc_attempt_leave(code == 0 || code == 1);
 }
 
 /*
- * This process does the step whose file is path: if the postmaster tells
- * it to quit (another process crashed), the attempt is marked as not
- * having crashed the server.
+ * This process takes part in the step whose file is path, if one is under
+ * way: it gets an entry there, marked if the postmaster tells it to quit
+ * (another process crashed), so that the attempt is not counted for that.
+ * Called before the process runs anything that may crash: a process of the
+ * step without an entry could crash the server uncounted, for ever.
  */
 void
-fc_attempt_watch_quit(const char *path)
+fc_attempt_join(const char *path)
 {
-	/* not a transient file: those close at the end of each transaction */
-	fc_quit_fd = BasicOpenFile(path, O_WRONLY | PG_BINARY);
-	if (fc_quit_fd >= 0)
-	{
-		struct sigaction act;
+	FcAttempt	rec;
+	int			fd;
+	int			entry = -1;
+	struct sigaction act;
 
-		memset(&act, 0, sizeof(act));
-		act.sa_sigaction = fc_attempt_quit_handler;
-		act.sa_flags = SA_SIGINFO;
-		sigfillset(&act.sa_mask);
-		sigaction(SIGQUIT, &act, NULL);
+	if (fc_member_fd >= 0)
+		return;					/* one step at a time */
+	/* not a transient file: those close at the end of each transaction */
+	fd = BasicOpenFile(path, O_RDWR | PG_BINARY);
+	if (fd < 0)
+		return;					/* no step under way */
+	if (flock(fd, LOCK_EX) != 0 ||
+		pg_pread(fd, &rec, sizeof(rec), 0) != sizeof(rec) ||
+		rec.magic != FC_ATTEMPT_MAGIC)
+	{
+		close(fd);
+		return;					/* not one of ours: nothing to count */
 	}
+	for (int i = 0; i < FC_ATTEMPT_MEMBERS && entry < 0; i++)
+		if (rec.members[i].pid == 0)
+			entry = i;
+	if (entry >= 0)
+	{
+		FcAttemptMember me = {(int32) MyProcPid, 0};
+
+		fc_member_offset = offsetof(FcAttempt, members) + entry * sizeof(FcAttemptMember);
+		if (pg_pwrite(fd, &me, sizeof(me), fc_member_offset) != sizeof(me))
+			entry = -1;
+	}
+	if (entry < 0)
+	{
+		int32		overflow = 1;
+
+		/* untracked, a crash of this process could pass for another's */
+		if (pg_pwrite(fd, &overflow, sizeof(overflow), offsetof(FcAttempt, overflow)) != sizeof(overflow))
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("pg_fastckpt: could not write file \"%s\": %m", path)));
+		(void) flock(fd, LOCK_UN);
+		close(fd);
+		return;
+	}
+	(void) flock(fd, LOCK_UN);
+
+	strlcpy(fc_member_path, path, MAXPGPATH);
+	fc_member_fd = fd;
+	if (!fc_leave_registered)
+		before_shmem_exit(fc_attempt_leave_at_exit, (Datum) 0);
+	fc_leave_registered = true;
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = fc_attempt_quit_handler;
+	act.sa_flags = SA_SIGINFO;
+	sigfillset(&act.sa_mask);
+	sigaction(SIGQUIT, &act, NULL);
+}
+
+/* This process takes part in the whole startup recovery (its leader's). */
+void
+fc_attempt_join_recovery(void)
+{
+	fc_attempt_join(FC_RECOVERY_ATTEMPT_PATH);
 }
 
 /* Recovery ends here (stopped, failed or done): no step crashed. */

@@ -19,7 +19,8 @@ extern void fc_attempt_end(const char *path);
 extern void fc_attempt_keep(const char *path);
 extern void fc_attempt_rekey(const char *path, uint64 key);
 extern void fc_attempts_end_all(void);
-extern void fc_attempt_watch_quit(const char *path);
+extern void fc_attempt_join(const char *path);
+extern void fc_attempt_join_recovery(void);
 extern char *fc_call_replay_attempt_path(Oid dbid);
 
 #endif							/* FC_ATTEMPTS_H */

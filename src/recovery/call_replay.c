@@ -1017,7 +1017,7 @@ fc_call_replay_main(Datum arg)
 	st.shared = (FcSerialShared *) dsm_segment_address(seg);
 	fc_serial_signalled = st.shared;
 	/* a crash elsewhere is not this replay's (the leader counts those) */
-	fc_attempt_watch_quit(fc_call_replay_attempt_path(st.shared->dboid));
+	fc_attempt_join(fc_call_replay_attempt_path(st.shared->dboid));
 	BackgroundWorkerInitializeConnectionByOid(st.shared->dboid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
 	fc_gate_register_recovery_process();
@@ -1028,6 +1028,7 @@ fc_call_replay_main(Datum arg)
 	 * then this one's.
 	 */
 	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("max_parallel_maintenance_workers", "0", PGC_SUSET, PGC_S_OVERRIDE);
 
 	ctl.keysize = sizeof(FcTable *);
 	ctl.entrysize = sizeof(FcSerialTable);

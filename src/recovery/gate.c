@@ -547,6 +547,8 @@ fc_gate_needs_no_wait(void)
 	if (fc_gate_parallel_recovery_member())
 	{
 		fc_in_recovery_worker = true;	/* for the rest of its life */
+		/* before it reads a row: an index expression may crash it */
+		fc_attempt_join_recovery();
 		return true;
 	}
 	return false;

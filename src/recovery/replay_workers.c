@@ -26,6 +26,7 @@
 #include "tcop/tcopprot.h"
 
 #include "pg_fastckpt.h"
+#include "recovery/attempts.h"
 #include "recovery/gate.h"
 #include "recovery/replay.h"
 
@@ -80,6 +81,7 @@ fc_replay_worker_main(Datum arg)
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	fc_attempt_join_recovery();
 	seg = dsm_attach(DatumGetUInt32(arg));
 	if (seg == NULL)
 		proc_exit(1);			/* the leader gave up already */

@@ -447,12 +447,15 @@ fc_recover(void)
 	FcCkptLoadResult load;
 	char		error[512];
 	char		aside[MAXPGPATH];
+	int			attempt;
 
 	{
 		start = GetCurrentTimestamp();
 		fc_recovery_stats_begin();
 		ereport(LOG, (errmsg("pg_fastckpt: startup recovery started")));
-		if (fc_attempt_begin(FC_RECOVERY_ATTEMPT_PATH, InvalidOid, 0) > FC_RECOVERY_ATTEMPTS_MAX)
+		attempt = fc_attempt_begin(FC_RECOVERY_ATTEMPT_PATH, InvalidOid, 0);
+		fc_attempt_join(FC_RECOVERY_ATTEMPT_PATH);
+		if (attempt > FC_RECOVERY_ATTEMPTS_MAX)
 		{
 			/* rather than crash-restart for ever, with no table usable */
 			snprintf(error, sizeof(error),
@@ -1134,6 +1137,7 @@ fc_recovery_db_main(Datum arg)
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	fc_attempt_join_recovery();
 	seg = dsm_attach(DatumGetUInt32(arg));
 	if (seg == NULL)
 		proc_exit(1);			/* the leader gave up already */

@@ -387,6 +387,25 @@ like($node->safe_psql('bad2', 'SELECT error FROM fastckpt_stat_recovery'),
 my @kills = (slurp_file($node->logfile, $log_offset) =~ /call replay.* was terminated by signal 9/g);
 is(scalar(@kills), 3, 'the server went through three crash-restarts, no more');
 
+# ... and so does one that sends its own process the SIGQUIT the postmaster
+# sends when another process crashed: only the postmaster's is taken so
+$node->safe_psql('bad2', q{
+CREATE FUNCTION quit_server() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+	COPY (SELECT 1) TO PROGRAM 'kill -QUIT $PPID';
+	RETURN 1;
+END $$});
+break_database('bad2', 'SELECT quit_server()');
+$log_offset = -s $node->logfile;
+# closed, "bad2" keeps its calls in the log: a restart replays them again
+$node->restart;
+wait_for_tables_open($node);
+like($node->safe_psql('bad2', 'SELECT error FROM fastckpt_stat_recovery'),
+	qr/the server crashed 3 times in a row while its logged calls were replayed/,
+	'bad2: stays closed after three crashes of the server');
+@kills = (slurp_file($node->logfile, $log_offset) =~ /call replay.* exited with exit code 2/g);
+is(scalar(@kills), 3, '... three crash-restarts, none taken for another process\'s crash');
+
 # put back, and a restart opens "bad2" whole
 break_database('bad2', 'SELECT 1');
 $node->restart;
@@ -515,6 +534,73 @@ for my $round (1 .. 6)
 }
 is($node->safe_psql('slow', 'SELECT tables_open::text || coalesce(error, \'\') FROM fastckpt_stat_recovery'), 'true',
 	'six backend crashes, each after recovery finished: the tables open every time');
+
+# Crashes of other processes while the whole startup recovery runs are not
+# its own: six in a row, one more than the limit, and it opens.  Each of its
+# processes, told to quit by the postmaster, marks its entry.
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_recovery_delay = '3s'\n");
+$log_offset = -s $node->logfile;
+$node->restart;
+my $round_offset = $log_offset;
+for my $round (1 .. 6)
+{
+	# held before the gate opens, past the start of every step
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	usleep(100_000) until slurp_file($node->logfile, $round_offset) =~ /log replayed in/
+	  || time() > $deadline;
+	sleep(1);
+	$round_offset = -s $node->logfile;
+	my $pid = kill_other_backend();
+	usleep(100_000) until slurp_file($node->logfile, $round_offset) =~ /\(PID $pid\) was terminated by signal 9/
+	  || time() > $deadline;
+}
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', 'SELECT tables_open::text || coalesce(error, \'\') FROM fastckpt_stat_recovery'), 'true',
+	'six crashes of another backend while startup recovery ran: the tables open');
+@not_counted = (slurp_file($node->logfile, $log_offset) =~ /\("[^"]*recovery_attempt"\) ended in another process's crash; not counted/g);
+is(scalar(@not_counted), 6, '... each attempt said not to count');
+is(content('good'), $good_after, 'good: with every commit');
+
+# A parallel worker of an index rebuild at startup is one of recovery's
+# processes: its crash counts (kill -9 of it mid-build).
+$node->append_conf('postgresql.conf', "pg_fastckpt.test_recovery_delay = 0\n");
+$node->safe_psql('postgres', 'CREATE DATABASE par');
+$node->safe_psql('par', q{
+CREATE EXTENSION pg_fastckpt;
+CREATE FUNCTION slow_val(int) RETURNS int IMMUTABLE PARALLEL SAFE LANGUAGE plpgsql AS $$
+BEGIN
+	IF $1 % 500 = 0 THEN
+		PERFORM pg_sleep(0.02);
+	END IF;
+	RETURN $1;
+END $$;
+CREATE TABLE big (id int PRIMARY KEY, v int) USING fastckpt WITH (parallel_workers = 2);
+INSERT INTO big SELECT g, g FROM generate_series(1, 100000) g;
+CREATE INDEX big_ix ON big (slow_val(v));
+});
+$log_offset = -s $node->logfile;
+$node->restart;
+my $par_pid;
+{
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (!$par_pid && time() < $deadline)
+	{
+		$par_pid = $node->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity
+			WHERE backend_type = 'parallel worker' AND datname = 'par' LIMIT 1});
+		usleep(20_000) unless $par_pid;
+	}
+}
+ok($par_pid, 'a parallel worker builds the index at startup');
+kill 'KILL', $par_pid;
+wait_for_tables_open($node);
+my $par_log = slurp_file($node->logfile, $log_offset);
+like($par_log, qr/\(PID $par_pid\) was terminated by signal 9/, '... killed, the server crash-restarts');
+like($par_log, qr/attempt 2 of this step \("[^"]*recovery_attempt"\): the last one crashed the server/,
+	'... and that attempt counts');
+unlike($par_log, qr/ended in another process's crash; not counted/, '... not taken for another process\'s crash');
+is($node->safe_psql('par', q{SET enable_seqscan = off; SELECT count(*) FROM big WHERE slow_val(v) > 0}), '100000',
+	'... the index is rebuilt whole at the next attempt');
+$node->safe_psql('postgres', 'DROP DATABASE par');
 
 # An index expression whose rebuild at startup takes the server down: after
 # five crash-restarts in a row recovery gives up, every fastckpt table
