@@ -41,6 +41,7 @@ bool		fc_test_sync_trace = false;
 bool		fc_test_commit_no_wait = false;
 int			fc_test_recovery_delay_ms = 0;
 int			fc_test_replay_claim_pause_ms = 0;
+int			fc_test_move_pause_ms = 0;
 int			fc_checkpoint_timeout_s = 60;
 double		fc_checkpoint_completion_target = 0.9;
 int			fc_max_log_size_mb = 1024;
@@ -564,6 +565,15 @@ _PG_init(void)
 							&fc_test_replay_claim_pause_ms,
 							0, 0, 60 * 1000,
 							PGC_POSTMASTER,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_fastckpt.test_move_pause",
+							"Testing only: how long an update that moves a row to another slot pauses after marking the old one.",
+							"Widens the window in which the old row is marked moved but names no new row yet.",
+							&fc_test_move_pause_ms,
+							0, 0, 60 * 1000,
+							PGC_SUSET,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 

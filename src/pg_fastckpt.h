@@ -23,6 +23,7 @@ extern int	fc_recovery_wait_timeout_ms;
 extern int	fc_recovery_index_timeout_ms;
 extern int	fc_test_recovery_delay_ms;
 extern int	fc_test_replay_claim_pause_ms;
+extern int	fc_test_move_pause_ms;
 extern int	fc_recovery_workers;
 extern int	fc_min_parallel_replay_mb;
 extern bool fc_recovery_accept_call_mismatch;

@@ -27,6 +27,7 @@
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
 
+#include "pg_fastckpt.h"
 #include "access/fastckpt_am.h"
 #include "log/log.h"
 #include "procs/procs.h"
@@ -563,6 +564,9 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ItemPointerSetInvalid(&hdr->next_tid);
 		LWLockRelease(fc_slot_lock(tbl, slotno));
 		fc_undo_release_unused(tbl, undo);
+		/* testing: hold the move where the old row names no new one yet */
+		if (unlikely(fc_test_move_pause_ms > 0))
+			pg_usleep(fc_test_move_pause_ms * 1000L);
 
 		newslot = fc_insert_row(rel, tbl, newtup, xid, cid, 0, 0, fc_move_tag(slotno));
 		fc_slot_to_tid(newslot, &slot->tts_tid);

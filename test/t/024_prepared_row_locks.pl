@@ -14,6 +14,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use FastckptTest;
@@ -259,6 +260,48 @@ is($node->safe_psql('postgres', q{SET enable_seqscan = off; SELECT count(*) FROM
 	'150000', '... with every row');
 is(probe('DELETE FROM big WHERE id = 5'), 'blocked', '... and the reader\'s lock holds');
 $node->safe_psql('postgres', q{COMMIT PREPARED 'reader'; DROP TABLE big});
+
+# A PREPARE landing in the middle of another transaction's move (the old
+# row marked moved, the new one not yet there: held by a test pause) waits
+# for the mover, then keeps its lock where the row went (h46, which found
+# it returned at once and kept no lock).
+$node->safe_psql('postgres', q{
+	CREATE TABLE mid (id int PRIMARY KEY, k int NOT NULL) USING fastckpt;
+	CREATE INDEX mid_k ON mid (k);
+	INSERT INTO mid VALUES (1, 1), (2, 2);
+});
+$bg = $node->background_psql('postgres');
+$bg->query_safe(q{BEGIN});
+$bg->query_safe(q{SELECT 1 FROM mid WHERE id = 1 FOR KEY SHARE});
+$mover = $node->background_psql('postgres');
+$mover->query_safe(q{SET pg_fastckpt.test_move_pause = '4s'});
+$mover->query_until(qr/started/, q{
+	\echo started
+	UPDATE mid SET k = 100 WHERE id = 1;
+	\echo moved
+});
+ok(poll_until_true($node, 'postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE state = 'active' AND query LIKE 'UPDATE mid SET k = 100%'}),
+	'a move held between marking the old row and inserting the new one');
+usleep(300_000);
+$bg->query_until(qr/sent/, q{
+	\echo sent
+	PREPARE TRANSACTION 'mid';
+	\echo prepared
+});
+ok(poll_until_true($node, 'postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE wait_event_type = 'Lock' AND query LIKE 'PREPARE TRANSACTION ''mid''%'}),
+	'... a PREPARE of a locker of that row then waits for the mover');
+$mover->query_until(qr/moved/, '');
+$mover->quit;
+$bg->query_until(qr/prepared/, '');
+$bg->quit;
+ok(crash_postmaster($node, 1), 'all server processes gone after kill -9');
+$node->start;
+wait_for_tables_open($node);
+is(probe('DELETE FROM mid WHERE id = 1'), 'blocked', '... and its lock holds the row in its new slot after the crash');
+is(probe('DELETE FROM mid WHERE id = 2'), 'passed', '... and no other row');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'mid'; DROP TABLE mid});
 
 # The tables closed (another prepared transaction's file damaged): a
 # transaction that only locked rows commits meanwhile, its locks meaning
