@@ -97,6 +97,11 @@ PREPARE TRANSACTION 'regress_fc_prep';
 BEGIN;
 ALTER INDEX er_n SET TABLESPACE pg_default;
 PREPARE TRANSACTION 'regress_fc_prep';
+-- ... or having changed an index's definition under a weaker lock (recovery
+-- may have to mark the index not valid, which would wait for it)
+BEGIN;
+ALTER TABLE er CLUSTER ON er_n;
+PREPARE TRANSACTION 'regress_fc_prep';
 DROP INDEX er_n;
 SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'regress_fc_prep';
 -- weaker locks do not stop it (nor row locks: two_phase.sql)

@@ -327,6 +327,25 @@ SELECT row_image_bytes = :after_vacuum_full AS kept FROM fastckpt_stat_tables
 INSERT INTO rw_big SELECT * FROM rw_big_copy;
 SELECT count(*), sum(length(v)) FROM rw_big;
 DROP TABLE rw_big, rw_big_copy;
+-- a table made with the default sizing keeps it through VACUUM FULL and
+-- CLUSTER in a session with other settings (h49: they took the session's)
+CREATE TABLE rw_dflt (id int PRIMARY KEY, t text, c varchar(50)) USING fastckpt;
+INSERT INTO rw_dflt VALUES (1, 'short', 'abc');
+SELECT row_image_bytes AS dflt_before FROM fastckpt_stat_tables
+ WHERE relation = 'rw_dflt'::regclass \gset
+SET pg_fastckpt.default_row_size = 64;
+SET pg_fastckpt.bytes_per_char = 1;
+VACUUM FULL rw_dflt;
+SELECT row_image_bytes = :dflt_before AS kept_vacuum_full FROM fastckpt_stat_tables
+ WHERE relation = 'rw_dflt'::regclass;
+CLUSTER rw_dflt USING rw_dflt_pkey;
+SELECT row_image_bytes = :dflt_before AS kept_cluster FROM fastckpt_stat_tables
+ WHERE relation = 'rw_dflt'::regclass;
+RESET pg_fastckpt.default_row_size;
+RESET pg_fastckpt.bytes_per_char;
+INSERT INTO rw_dflt VALUES (2, repeat('y', 100), repeat('é', 41));
+SELECT id, length(t), length(c) FROM rw_dflt ORDER BY id;
+DROP TABLE rw_dflt;
 -- a heap table whose rows do not fit the new slots: the error names it
 CREATE TABLE rw_heap_big (id int, v text) USING heap;
 INSERT INTO rw_heap_big SELECT 1, string_agg(md5(x::text), '') FROM generate_series(1, 100) x;

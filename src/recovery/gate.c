@@ -91,6 +91,8 @@ typedef struct FcGate
 	 * FC_GATE_CALL_DBS: call_dbs_overflow.  stats_lock protects call_db[].
 	 */
 	pg_atomic_uint32 call_dbs;
+	/* startup recovery read the log and found no call to replay */
+	pg_atomic_uint32 no_calls;
 	bool		call_dbs_overflow;
 	Oid			call_db[FC_GATE_CALL_DBS];
 	/*
@@ -136,6 +138,7 @@ fc_gate_shmem_init(void)
 		pg_atomic_init_u32(&fc_gate->interrupted, 0);
 		pg_atomic_init_u32(&fc_gate->closed_dbs, 0);
 		pg_atomic_init_u32(&fc_gate->call_dbs, 0);
+		pg_atomic_init_u32(&fc_gate->no_calls, 0);
 		pg_atomic_init_u32(&fc_gate->replayed_dbs, 0);
 		SpinLockInit(&fc_gate->replayed_lock);
 		ConditionVariableInit(&fc_gate->cv);
@@ -382,6 +385,23 @@ fc_gate_note_call_db(Oid dbid)
 	}
 	SpinLockRelease(&fc_gate->stats_lock);
 	pg_memory_barrier();
+}
+
+/* Startup recovery read the log: it has no call to replay. */
+void
+fc_gate_note_no_calls(void)
+{
+	pg_atomic_write_u32(&fc_gate->no_calls, 1);
+}
+
+/*
+ * Has startup recovery found no call to replay?  False until it has read
+ * the log, and once the gate is open.
+ */
+bool
+fc_gate_no_calls_to_replay(void)
+{
+	return pg_atomic_read_u32(&fc_gate->no_calls) != 0;
 }
 
 /*

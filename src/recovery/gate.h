@@ -55,6 +55,8 @@ extern bool fc_gate_some_database_closed(Oid *dbid);
 extern const char *fc_gate_database_label(Oid dbid);
 extern void fc_gate_note_call_db(Oid dbid);
 extern bool fc_gate_open_databases_have_calls(void);
+extern void fc_gate_note_no_calls(void);
+extern bool fc_gate_no_calls_to_replay(void);
 extern void fc_gate_open(void);
 extern void fc_gate_note_replayed_call(TransactionId xid);
 extern void fc_gate_forget_replayed_calls(void);

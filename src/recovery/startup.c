@@ -30,9 +30,11 @@
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/multixact.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "commands/defrem.h"
@@ -48,8 +50,10 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -424,6 +428,18 @@ fc_restore_prepared(char *error, size_t errlen)
 	return true;
 }
 
+/* Does any database have logged calls to replay? */
+static bool
+fc_serial_calls_exist(List *serial)
+{
+	ListCell   *lc;
+
+	foreach(lc, serial)
+		if (((FcSerialDb *) lfirst(lc))->nentries > 0)
+			return true;
+	return false;
+}
+
 static double
 fc_seconds_since(TimestampTz start)
 {
@@ -544,6 +560,9 @@ fc_recover(void)
 		fc_log_start(res.end_lsn, res.next_csn);
 		/* the calls replayed stay in the log until a checkpoint holds them */
 		fc_ckpt_note_call(res.max_call_csn);
+		/* with none, catalog changes need not wait for the rest */
+		if (!fc_serial_calls_exist(res.serial))
+			fc_gate_note_no_calls();
 
 		fc_ckpt_pause_point(FC_PAUSE_REBUILD);
 		index_start = GetCurrentTimestamp();
@@ -912,11 +931,49 @@ fc_unchecked_index_info(Relation ind)
 }
 
 /*
+ * Is relid's pg_class row being changed or locked by a transaction still
+ * running, a prepared one say (a GRANT, an ALTER INDEX ... SET)?  An update
+ * in place of the row waits for that transaction, without end for a
+ * prepared one.  Read without the buffer lock: a change starting meanwhile
+ * is short, and then waited for.
+ */
+static bool
+fc_class_row_busy(Oid relid)
+{
+	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		busy = false;
+
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(pg_class, ClassOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup) && !(tup->t_data->t_infomask & HEAP_XMAX_INVALID))
+	{
+		TransactionId xmax = HeapTupleHeaderGetRawXmax(tup->t_data);
+		uint16		infomask = tup->t_data->t_infomask;
+
+		if (infomask & HEAP_XMAX_IS_MULTI)
+			busy = MultiXactIdIsRunning((MultiXactId) xmax, false);
+		else if (!HEAP_XMAX_IS_KEYSHR_LOCKED(infomask) &&
+				 !TransactionIdIsCurrentTransactionId(xmax))
+			busy = TransactionIdIsInProgress(xmax);
+	}
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+	return busy;
+}
+
+/*
  * index_build(), but without updating the pg_class statistics of the table
  * and the index unless `locked`: PostgreSQL updates those rows in place,
  * which needs a ShareUpdateExclusiveLock on the table, and recovery does
- * not get one while a prepared transaction holds a conflicting lock.  The
- * statistics then stay as they were before the restart.
+ * not get one while a prepared transaction holds a conflicting lock; nor
+ * may it wait for a prepared transaction that changed one of those rows
+ * (fc_class_row_busy).  The statistics then stay as they were before the
+ * restart.
  */
 static void
 fc_build_index(Relation rel, Relation ind, IndexInfo *info, bool parallel, bool locked)
@@ -1037,8 +1094,10 @@ fc_rebuild_index(const FcIndexJob *job)
 			 */
 			bool		parallel = share &&
 				ConditionalLockRelation(ind, AccessExclusiveLock);
-			bool		locked = share ||
-				ConditionalLockRelation(rel, ShareUpdateExclusiveLock);
+			bool		locked = (share ||
+								  ConditionalLockRelation(rel, ShareUpdateExclusiveLock)) &&
+				!fc_class_row_busy(RelationGetRelid(rel)) &&
+				!fc_class_row_busy(RelationGetRelid(ind));
 
 			fc_qualified_name(rel, cx.table, sizeof(cx.table));
 			fc_qualified_name(ind, cx.index, sizeof(cx.index));

@@ -343,10 +343,15 @@ fc_commit_checkpoint_for_calls(bool before_statement)
 
 	/*
 	 * Startup recovery may yet replay calls against the catalogs: wait for
-	 * it, bounded, since a recovery worker may need a lock we hold.
+	 * it, bounded, since a recovery worker may need a lock we hold; not
+	 * once it has read the log and found none (nor is a checkpoint due).
 	 */
 	if (!fc_gate_is_open())
+	{
+		if (fc_gate_no_calls_to_replay())
+			return;
 		fc_gate_wait_for("this change (startup recovery may replay logged calls against the catalogs)");
+	}
 	if (!fc_ckpt_calls_since_last())
 		return;
 	if (fc_gate_some_database_closed(&closed_db))

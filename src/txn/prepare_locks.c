@@ -9,16 +9,27 @@
  * fastckpt table (AccessShareLock), refills its indexes and replays logged
  * calls (RowExclusiveLock on tables and indexes).  A prepared lock that
  * conflicts with those (SHARE or stronger: LOCK TABLE, CREATE INDEX,
- * REINDEX, ALTER INDEX) would stall recovery until somebody rolled the
- * prepared transaction back, undoing what it promised to commit.
+ * REINDEX, ALTER INDEX ... SET TABLESPACE) would stall recovery until
+ * somebody rolled the prepared transaction back, undoing what it promised
+ * to commit.  So would a prepared change of the pg_index row of such a
+ * table's index (ALTER TABLE ... CLUSTER ON, under a weaker lock): an index
+ * that recovery cannot rebuild is marked not valid there, which waits for
+ * that row.  (Its pg_class rows recovery leaves alone when they are busy.)
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_index.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 #include "access/fastckpt_am.h"
@@ -44,6 +55,26 @@ fc_fastckpt_table_of(Oid relid)
 	return fc_relid_is_fastckpt(relid) ? relid : InvalidOid;
 }
 
+/* Did this transaction change the pg_index row of one of table's indexes? */
+static bool
+fc_changed_index_rows(Oid table)
+{
+	Relation	pg_index = table_open(IndexRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		changed = false;
+
+	ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(table));
+	scan = systable_beginscan(pg_index, IndexIndrelidIndexId, true, NULL, 1, &key);
+	while (!changed && HeapTupleIsValid(tup = systable_getnext(scan)))
+		changed = TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data));
+	systable_endscan(scan);
+	table_close(pg_index, AccessShareLock);
+	return changed;
+}
+
 void
 fc_prepare_check_table_locks(void)
 {
@@ -58,11 +89,23 @@ fc_prepare_check_table_locks(void)
 		if (inst->pid != MyProcPid ||
 			inst->locktag.locktag_type != LOCKTAG_RELATION ||
 			inst->locktag.locktag_field1 != MyDatabaseId ||
-			(inst->holdMask & blocking) == 0)
+			(inst->holdMask & (blocking | LOCKBIT_ON(ShareUpdateExclusiveLock))) == 0)
 			continue;
 		table = fc_fastckpt_table_of(inst->locktag.locktag_field2);
 		if (!OidIsValid(table))
 			continue;
+		if ((inst->holdMask & blocking) == 0)
+		{
+			/* the lock of ALTER TABLE ... CLUSTER ON, among others */
+			if (fc_changed_index_rows(table))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that changed the index definitions of fastckpt table \"%s\"",
+								get_rel_name(table)),
+						 errdetail("Startup recovery rebuilds every index of a fastckpt table and may have to mark one not valid, which would wait for this transaction: the tables would stay closed until it was rolled back."),
+						 errhint("Commit or roll back instead, or keep ALTER TABLE ... CLUSTER ON and SET WITHOUT CLUSTER on fastckpt tables out of two-phase transactions.")));
+			continue;
+		}
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot PREPARE a transaction that holds a SHARE or stronger lock on fastckpt table \"%s\" or its indexes",

@@ -70,7 +70,15 @@ def main():
                     help="huge_pages = on (tpcb_compare.sh sizes the hugetlb pool)")
     ap.add_argument("--configs", default="",
                     help="comma-separated subset of: " + ", ".join(c[0] for c in CONFIGS))
+    ap.add_argument("--scripts", default="",
+                    help="comma-separated subset of: " + ", ".join(c[0] for c in SCRIPTS))
     a = ap.parse_args()
+    if a.scripts:
+        wanted = a.scripts.split(",")
+        unknown = set(wanted) - {c[0] for c in SCRIPTS}
+        if unknown:
+            raise SystemExit(f"unknown scripts: {', '.join(sorted(unknown))}")
+        SCRIPTS[:] = [c for c in SCRIPTS if c[0] in wanted]
     if a.configs:
         wanted = a.configs.split(",")
         unknown = set(wanted) - {c[0] for c in CONFIGS}
@@ -99,7 +107,7 @@ pg_fastckpt.memory_limit = '{mem_mb}MB'
 port = {port}
 unix_socket_directories = '{sock}'
 listen_addresses = ''
-max_connections = 50
+max_connections = {max(50, a.clients + 10)}
 shared_buffers = '1GB'
 max_wal_size = '8GB'
 checkpoint_timeout = '30min'
@@ -217,6 +225,7 @@ huge_pages = {'on' if a.huge_pages else 'off'}
         f"Command: `bash test/bench/tpcb_compare.sh --seconds {a.seconds} --scale {a.scale} "
         f"--clients {a.clients} --rounds {a.rounds}"
         + (f" --configs {a.configs}" if a.configs else "")
+        + (f" --scripts {a.scripts}" if a.scripts else "")
         + (" --huge-pages" if a.huge_pages else "") + f"`; pgbench -c {a.clients} -j {a.jobs} "
         f"-T {a.seconds}, scale {a.scale}, one cluster (shared_buffers 1GB, max_wal_size 8GB, "
         "checkpoint_timeout and pg_fastckpt.checkpoint_timeout 30min, pg_fastckpt.max_log_size 8GB, "

@@ -5,7 +5,7 @@
 # durable fastckpt (strict and early lock release), with pgbench's standard script and a PL/pgSQL procedure script.
 #
 #   bash test/bench/tpcb_compare.sh [--seconds 60] [--scale 10] [--clients 8]
-#                                    [--rounds 1] [--configs a,b,...]
+#                                    [--rounds 1] [--configs a,b,...] [--scripts standard,procedure]
 #                                    [--section tpcb_durable] [--huge-pages]
 #
 # --huge-pages runs the cluster with huge_pages = on (shared buffers and

@@ -303,6 +303,33 @@ wait_for_tables_open($node);
 ok(!-e $path, 'the next start drops the damaged file of the rolled back transaction');
 is(content(), expect(%rows), '... and opens the tables, without the transaction');
 
+# Prepared changes of the table's and its index's pg_class rows (GRANT,
+# ALTER INDEX ... SET) under no lock or a weak one: startup recovery does
+# not wait for them where it would update those rows in place (statistics
+# after an index rebuild), and the index comes back valid and whole (h49:
+# the tables stayed closed, then the primary key was left empty).
+$node->safe_psql('postgres', q{
+	CREATE ROLE reader;
+	CREATE TABLE granted (id int PRIMARY KEY, v int) USING fastckpt;
+	INSERT INTO granted VALUES (1, 10), (2, 20);
+	BEGIN; GRANT SELECT ON granted TO reader; PREPARE TRANSACTION 'grant';
+	BEGIN; ALTER INDEX granted_pkey SET (fillfactor = 50); PREPARE TRANSACTION 'alter_index';
+});
+ok(crash_postmaster($node, 1), 'a prepared GRANT and ALTER INDEX: all server processes gone after kill -9');
+$node->start;
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT indisvalid FROM pg_index WHERE indexrelid = 'granted_pkey'::regclass}),
+	't', '... the tables open, the index valid');
+($rc, $out, $err) = $node->psql('postgres', q{INSERT INTO granted VALUES (1, 99)});
+like($err, qr/duplicate key value violates unique constraint "granted_pkey"/, '... and whole: it refuses a duplicate');
+is($node->safe_psql('postgres', q{SET enable_seqscan = off; SELECT v FROM granted WHERE id = 2}), '20',
+	'... and finds the rows');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'grant'; COMMIT PREPARED 'alter_index'});
+is($node->safe_psql('postgres', q{SELECT has_table_privilege('reader', 'granted', 'SELECT')::text || ' ' ||
+		array_to_string(reloptions, ',') FROM pg_class WHERE oid = 'granted_pkey'::regclass}),
+	'true fillfactor=50', '... both commit afterwards');
+$node->safe_psql('postgres', q{DROP TABLE granted; DROP ROLE reader});
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 # assert-enabled builds check that pg_class rows are updated in place under
