@@ -73,7 +73,8 @@ SELECT relation, row_image_bytes < 256 AS exact_bound FROM fastckpt_stat_tables
  WHERE relation = 'st_fixed'::regclass;
 SELECT relation, row_image_bytes FROM fastckpt_stat_tables
  WHERE relation IN ('st_text'::regclass, 'st_text_1k'::regclass) ORDER BY relation::text;
--- a rewrite reads the setting again
+-- a rewrite keeps the sizing of a table without sizing parameters: the
+-- defaults, whatever the session has set
 SET pg_fastckpt.default_row_size = '512B';
 VACUUM FULL st_text;
 RESET pg_fastckpt.default_row_size;
@@ -124,6 +125,7 @@ SELECT dirty_rows FROM fastckpt_stat_tables WHERE relation = 'st_ck'::regclass;
 -- requested checkpoints run even with nothing new; unchanged chunks are reused
 SELECT fastckpt_checkpoint(true);
 SELECT fastckpt_checkpoint(wait => true);
+SELECT fastckpt_checkpoint(NULL);
 SELECT checkpoints - :c0 AS new_checkpoints, last_bytes_reused > 0 AS reused_unchanged
   FROM fastckpt_stat_checkpointer;
 DROP TABLE st_ck;

@@ -226,10 +226,14 @@ CREATE TABLE ty_big8k (id int, t text) USING fastckpt;
 RESET pg_fastckpt.default_row_size;
 INSERT INTO ty_big8k SELECT 1, string_agg(md5(g::text), '') FROM generate_series(1, 200) g;
 SELECT id, length(t) FROM ty_big8k;
--- following the error's hint: raise the setting, rewrite the table
+-- following the error's hint: give the table more room (a rewrite, at
+-- once); a session's setting does not resize a table that exists
 SET pg_fastckpt.default_row_size = '8kB';
 VACUUM FULL ty_big;
 RESET pg_fastckpt.default_row_size;
+SELECT row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'ty_big'::regclass;
+ALTER TABLE ty_big SET (fastckpt_row_size = 8192);
+SELECT row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'ty_big'::regclass;
 INSERT INTO ty_big
 	SELECT 4, string_agg(md5(g::text), ''), NULL FROM generate_series(1, 20) g;
 SELECT id, length(t), length(b) FROM ty_big ORDER BY id;

@@ -409,8 +409,14 @@ fc_ckpt_error_if_closed(void)
 Datum
 fastckpt_checkpoint(PG_FUNCTION_ARGS)
 {
-	bool		wait = PG_ARGISNULL(0) ? true : PG_GETARG_BOOL(0);
+	bool		wait;
 
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("argument \"wait\" of fastckpt_checkpoint must not be null"),
+				 errhint("Pass true to wait for the checkpoint, false to only request it.")));
+	wait = PG_GETARG_BOOL(0);
 	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_CHECKPOINT))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

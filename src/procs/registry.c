@@ -477,6 +477,12 @@ fc_check_registrable(Oid funcid, char *fingerprint)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("cannot register %s for call logging: it is an aggregate or window function", name),
 				 errhint("Register a plain function or a procedure.")));
+	if (proc->prorettype == TRIGGEROID || proc->prorettype == EVENT_TRIGGEROID)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot register %s for call logging: it is a trigger function", name),
+				 errdetail("Only a client's top-level call of a registered routine is logged as a call; a trigger function is never called so."),
+				 errhint("Register a plain function or a procedure.")));
 	if (proc->proretset)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

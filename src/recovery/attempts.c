@@ -199,6 +199,8 @@ fc_attempt_begin(const char *path, Oid dbid, uint64 key)
 
 	/* without the file, a step that crashes is only not counted */
 	fd = OpenTransientFile(path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0 && errno == ENOENT && MakePGDirectory(FC_DIR) == 0)
+		fd = OpenTransientFile(path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);	/* a new cluster's first start */
 	if (fd < 0 || write(fd, &cur, sizeof(cur)) != sizeof(cur))
 		ereport(LOG,
 				(errcode_for_file_access(),

@@ -14,6 +14,7 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,15 @@
 #include "tools/verify.h"
 
 static const char *progname = "pg_fastckpt_verify";
+
+/* the extension's version (pg_fastckpt.control) */
+#define FC_VERIFY_VERSION	"1.0"
+
+static const struct option fc_verify_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0}
+};
 
 static void
 fc_verify_vprint(FILE *out, const char *prefix, const char *fmt, va_list ap)
@@ -121,9 +131,10 @@ fc_verify_usage(FILE *out)
 			"and prepared transactions' files.\n\n"
 			"Usage:\n  %s [-v] [-D DATADIR]\n\n"
 			"Options:\n"
-			"  -D DATADIR  data directory (default: $PGDATA)\n"
-			"  -v          also list every table, log segment and prepared transaction\n"
-			"  -h          show this help\n\n"
+			"  -D DATADIR     data directory (default: $PGDATA)\n"
+			"  -v             also list every table, log segment and prepared transaction\n"
+			"  -V, --version  show the version, then exit\n"
+			"  -h, --help     show this help, then exit\n\n"
 			"Exit status: 0 no damage found, 1 damage found, 2 could not run.\n"
 			"Run it on a stopped server or on a copy of its data directory.\n",
 			progname, progname);
@@ -140,10 +151,13 @@ main(int argc, char **argv)
 
 	memset(&v, 0, sizeof(v));
 	v.datadir = getenv("PGDATA");
-	while ((c = getopt(argc, argv, "D:vh")) != -1)
+	while ((c = getopt_long(argc, argv, "D:vVh", fc_verify_options, NULL)) != -1)
 	{
 		switch (c)
 		{
+			case 'V':
+				printf("%s (pg_fastckpt) %s\n", progname, FC_VERIFY_VERSION);
+				return 0;
 			case 'D':
 				v.datadir = optarg;
 				break;

@@ -26,6 +26,10 @@ max_prepared_transactions = 2
 my $copy = PostgreSQL::Test::Utils::tempdir();
 my $copies = 0;
 
+# --help and --version, as every PostgreSQL program has them
+program_help_ok('pg_fastckpt_verify');
+program_version_ok('pg_fastckpt_verify');
+
 # CRC-32C (Castagnoli), as the files carry it.
 my @crc_table = map {
 	my $c = $_;
