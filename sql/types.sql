@@ -234,6 +234,12 @@ RESET pg_fastckpt.default_row_size;
 SELECT row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'ty_big'::regclass;
 ALTER TABLE ty_big SET (fastckpt_row_size = 8192);
 SELECT row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'ty_big'::regclass;
+-- bad values name the parameter and its range
+ALTER TABLE ty_big SET (fastckpt_row_size = 'abc');
+ALTER TABLE ty_big SET (fastckpt_row_size = 16);
+ALTER TABLE ty_big SET (fastckpt_bytes_per_char = '1.5');
+-- a row larger than any slot: the hint does not send to a larger one
+INSERT INTO ty_big SELECT 20, NULL, decode(string_agg(md5(g::text), ''), 'hex') FROM generate_series(1, 2000) g;
 INSERT INTO ty_big
 	SELECT 4, string_agg(md5(g::text), ''), NULL FROM generate_series(1, 20) g;
 SELECT id, length(t), length(b) FROM ty_big ORDER BY id;

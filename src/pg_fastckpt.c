@@ -7,6 +7,8 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
 #include "access/twophase.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -126,12 +128,36 @@ fc_total_procs(void)
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
 }
 
+/*
+ * PostgreSQL's error when shared memory cannot be had names shared_buffers
+ * and max_connections; a memory_limit near or past the machine's memory is
+ * the likelier cause, so say so first.
+ */
+static void
+fc_warn_memory_limit(void)
+{
+	long		pages = sysconf(_SC_PHYS_PAGES);
+	long		page_size = sysconf(_SC_PAGESIZE);
+	double		machine_mb;
+
+	if (pages <= 0 || page_size <= 0)
+		return;
+	machine_mb = (double) pages * page_size / (1024.0 * 1024.0);
+	if (fc_memory_limit_mb > machine_mb / 2)
+		ereport(WARNING,
+				(errmsg("pg_fastckpt.memory_limit (%d MB) asks for more than half of this machine's memory (%.0f MB)",
+						fc_memory_limit_mb, machine_mb),
+				 errdetail("The whole limit is reserved as shared memory at startup."),
+				 errhint("If the server fails to start for want of shared memory, lower pg_fastckpt.memory_limit.")));
+}
+
 static void
 fc_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
+	fc_warn_memory_limit();
 	RequestAddinShmemSpace(fc_arena_shmem_size());
 	RequestAddinShmemSpace(fc_table_store_shmem_size());
 	RequestAddinShmemSpace(fc_gate_shmem_size());
@@ -542,8 +568,8 @@ _PG_init(void)
 
 	DefineCustomBoolVariable("pg_fastckpt.test_commit_no_wait",
 							 "Benchmarking only: acknowledge fastckpt commits without waiting for their log records to be durable.",
-							 "Measures the access method without the durability hand-off: the log writer is woken only when its buffer fills "
-							 "and acknowledged commits can be lost in a crash.  Transactions that also write WAL-logged tables still wait.",
+							 "Measures the access method without the durability hand-off: the log writer writes such records in batches "
+							 "(a quarter of the log buffer, or within 200 ms) and acknowledged commits can be lost in a crash.  Transactions that also write WAL-logged tables still wait.",
 							 &fc_test_commit_no_wait,
 							 false,
 							 PGC_SUSET,

@@ -71,7 +71,20 @@ fc_sizing_value(DefElem *def)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("storage parameter \"%s\" needs a value", def->defname)));
-	value = pg_strtoint32(defGetString(def));
+	{
+		const char *text = defGetString(def);
+		char	   *end;
+		long		parsed;
+
+		errno = 0;
+		parsed = strtol(text, &end, 10);
+		if (errno != 0 || end == text || *end != '\0' || parsed < PG_INT32_MIN || parsed > PG_INT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for storage parameter \"%s\": \"%s\"", def->defname, text),
+					 errhint("Give a whole number from %d to %d.", min, max)));
+		value = (int) parsed;
+	}
 	if (value < min || value > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -275,6 +275,15 @@ fc_form_image(Relation rel, FcTable *tbl, TupleTableSlot *slot)
 		{
 			char	   *relname = fc_table_name_for_message(RelationGetRelid(rel));
 
+			if (len > FC_MAX_IMAGE_CAPACITY)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("row is too big for fastckpt table \"%s\"",
+								relname ? relname : RelationGetRelationName(rel)),
+						 errdetail("The row needs %zu bytes%s; no fastckpt table holds rows of more than %u bytes.",
+								   len, compressed ? " after compression" : "",
+								   (unsigned int) FC_MAX_IMAGE_CAPACITY),
+						 errhint("Values are never stored out of line in fastckpt tables: keep rows this large in a heap table.")));
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("row is too big for fastckpt table \"%s\"",

@@ -22,6 +22,17 @@ like($err, qr/must be loaded via shared_preload_libraries/, 'the error says why'
 like($err, qr/shared_preload_libraries = 'pg_fastckpt'/, 'the hint says exactly what to add');
 $plain->stop;
 
+# A memory_limit past the machine's memory: PostgreSQL's error names other
+# settings, so the log names this one first
+{
+	my $huge = fastckpt_init_node('huge_limit', "pg_fastckpt.memory_limit = '1TB'\n");
+	# (it fails here; a kernel that overcommits without limit would map it)
+	$huge->stop if $huge->start(fail_ok => 1);
+	like(slurp_file($huge->logfile),
+		qr/WARNING:  pg_fastckpt.memory_limit \(1048576 MB\) asks for more than half of this machine's memory.*\n(.*\n)*.*HINT:  If the server fails to start for want of shared memory, lower pg_fastckpt.memory_limit/,
+		'memory_limit = 1TB: the log names the setting to lower');
+}
+
 # ... nor with no background worker slot left for startup recovery (it
 # would wait for one forever, the tables closed); one slot is enough
 for my $slots (4, 5)
