@@ -346,6 +346,17 @@ RESET pg_fastckpt.bytes_per_char;
 INSERT INTO rw_dflt VALUES (2, repeat('y', 100), repeat('é', 41));
 SELECT id, length(t), length(c) FROM rw_dflt ORDER BY id;
 DROP TABLE rw_dflt;
+-- a heap table turned into a fastckpt one gets its first storage then:
+-- sized by the session, as by CREATE TABLE, and that sizing kept
+SET pg_fastckpt.default_row_size = 1024;
+CREATE TABLE rw_conv (id int, t text) USING heap;
+ALTER TABLE rw_conv SET ACCESS METHOD fastckpt;
+RESET pg_fastckpt.default_row_size;
+SELECT row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'rw_conv'::regclass;
+SELECT reloptions FROM pg_class WHERE relname = 'rw_conv';
+VACUUM FULL rw_conv;
+SELECT row_image_bytes FROM fastckpt_stat_tables WHERE relation = 'rw_conv'::regclass;
+DROP TABLE rw_conv;
 -- a heap table whose rows do not fit the new slots: the error names it
 CREATE TABLE rw_heap_big (id int, v text) USING heap;
 INSERT INTO rw_heap_big SELECT 1, string_agg(md5(x::text), '') FROM generate_series(1, 100) x;

@@ -285,8 +285,8 @@ fc_sizing_options_after_alter(Oid relid, const FcSizingOptions *before,
  * The sizing of the table's rows: its parameters where it has them, else
  * the session's settings for a table being created (which records them
  * unless they are the defaults: fc_record_sizing_options), and the
- * defaults for a new storage of a table that exists (TRUNCATE, VACUUM
- * FULL, CLUSTER: whatever the session that runs them has set).  A
+ * defaults for a new storage of a fastckpt table that exists (TRUNCATE,
+ * VACUUM FULL, CLUSTER: whatever the session that runs them has set).  A
  * rewrite's transient table is sized with those of the table it copies; a
  * table being created, with those its statement gives.
  */
@@ -298,7 +298,9 @@ fc_table_sizing(Relation rel)
 	Oid			source = fc_rewritten_table(RelationGetRelationName(rel),
 											RelationGetNamespace(rel));
 
-	if (OidIsValid(source) || rel->rd_createSubid == InvalidSubTransactionId)
+	/* (a heap table's rewrite into fastckpt creates its first storage) */
+	if (OidIsValid(source) ? fc_relid_is_fastckpt(source) :
+		rel->rd_createSubid == InvalidSubTransactionId)
 	{
 		sizing.row_size = FC_DEFAULT_ROW_SIZE;
 		sizing.bytes_per_char = FC_DEFAULT_BYTES_PER_CHAR;
