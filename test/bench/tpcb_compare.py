@@ -56,6 +56,17 @@ def run(cmd, env=None, check=True, capture=True):
     return res.stdout or ""
 
 
+def keep_subset(items, names, what):
+    """Keep the items (tuples named by their first field) a comma list names."""
+    if not names:
+        return
+    wanted = names.split(",")
+    unknown = set(wanted) - {c[0] for c in items}
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(sorted(unknown))}")
+    items[:] = [c for c in items if c[0] in wanted]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bindir", required=True)
@@ -73,18 +84,8 @@ def main():
     ap.add_argument("--scripts", default="",
                     help="comma-separated subset of: " + ", ".join(c[0] for c in SCRIPTS))
     a = ap.parse_args()
-    if a.scripts:
-        wanted = a.scripts.split(",")
-        unknown = set(wanted) - {c[0] for c in SCRIPTS}
-        if unknown:
-            raise SystemExit(f"unknown scripts: {', '.join(sorted(unknown))}")
-        SCRIPTS[:] = [c for c in SCRIPTS if c[0] in wanted]
-    if a.configs:
-        wanted = a.configs.split(",")
-        unknown = set(wanted) - {c[0] for c in CONFIGS}
-        if unknown:
-            raise SystemExit(f"unknown configurations: {', '.join(sorted(unknown))}")
-        CONFIGS[:] = [c for c in CONFIGS if c[0] in wanted]
+    keep_subset(SCRIPTS, a.scripts, "scripts")
+    keep_subset(CONFIGS, a.configs, "configurations")
 
     b = lambda p: os.path.join(a.bindir, p)
     data = os.path.join(a.base, "data")
