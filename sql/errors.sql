@@ -97,6 +97,13 @@ PREPARE TRANSACTION 'regress_fc_prep';
 BEGIN;
 ALTER INDEX er_n SET TABLESPACE pg_default;
 PREPARE TRANSACTION 'regress_fc_prep';
+-- ... or holding a lock on a database that connections wait for (recovery
+-- connects to every database)
+CREATE DATABASE regress_fc_prep_db;
+BEGIN;
+ALTER DATABASE regress_fc_prep_db RENAME TO regress_fc_prep_db2;
+PREPARE TRANSACTION 'regress_fc_prep';
+DROP DATABASE regress_fc_prep_db;
 -- ... or having changed an index's definition under a weaker lock (recovery
 -- may have to mark the index not valid, which would wait for it)
 BEGIN;

@@ -1024,10 +1024,10 @@ fc_call_replay_main(Datum arg)
 
 	/*
 	 * The calls ran without parallel workers (determinism.c), and so do
-	 * they here, whatever a routine sets: a crash of a process of theirs is
+	 * they here (no parallel query in recovery: fc_gate_planner; a call
+	 * that ran DDL is no CALL record): a crash of a process of theirs is
 	 * then this one's.
 	 */
-	SetConfigOption("max_parallel_workers_per_gather", "0", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("max_parallel_maintenance_workers", "0", PGC_SUSET, PGC_S_OVERRIDE);
 
 	ctl.keysize = sizeof(FcTable *);

@@ -1030,6 +1030,17 @@ fc_gate_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	if (unlikely(!fc_gate_passes()) && !fc_in_recovery_worker)
 		(void) query_tree_walker(parse, fc_gate_walker, NULL, QTW_EXAMINE_RTES_BEFORE);
+
+	/*
+	 * Recovery's processes plan no parallel query, whatever a routine sets
+	 * (a function's SET clause wins over any setting): a worker of one that
+	 * an index expression or a replayed call started would have no entry in
+	 * the attempt file, and its crash would pass for another process's,
+	 * restarting the server for ever (attempts.c; h51).  A parallel index
+	 * build's workers join before they evaluate anything.
+	 */
+	if (unlikely(fc_in_recovery_worker))
+		cursorOptions &= ~CURSOR_OPT_PARALLEL_OK;
 	if (prev_planner_hook)
 		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	return standard_planner(parse, query_string, cursorOptions, boundParams);

@@ -30,17 +30,17 @@
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
-#include "access/multixact.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/indexing.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "commands/defrem.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
@@ -50,10 +50,8 @@
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
-#include "storage/procarray.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -931,62 +929,25 @@ fc_unchecked_index_info(Relation ind)
 }
 
 /*
- * Is relid's pg_class row being changed or locked by a transaction still
- * running, a prepared one say (a GRANT, an ALTER INDEX ... SET)?  An update
- * in place of the row waits for that transaction, without end for a
- * prepared one.  Read without the buffer lock: a change starting meanwhile
- * is short, and then waited for.
- */
-static bool
-fc_class_row_busy(Oid relid)
-{
-	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	bool		busy = false;
-
-	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(relid));
-	scan = systable_beginscan(pg_class, ClassOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup) && !(tup->t_data->t_infomask & HEAP_XMAX_INVALID))
-	{
-		TransactionId xmax = HeapTupleHeaderGetRawXmax(tup->t_data);
-		uint16		infomask = tup->t_data->t_infomask;
-
-		if (infomask & HEAP_XMAX_IS_MULTI)
-			busy = MultiXactIdIsRunning((MultiXactId) xmax, false);
-		else if (!HEAP_XMAX_IS_KEYSHR_LOCKED(infomask) &&
-				 !TransactionIdIsCurrentTransactionId(xmax))
-			busy = TransactionIdIsInProgress(xmax);
-	}
-	systable_endscan(scan);
-	table_close(pg_class, AccessShareLock);
-	return busy;
-}
-
-/*
- * index_build(), but without updating the pg_class statistics of the table
- * and the index unless `locked`: PostgreSQL updates those rows in place,
- * which needs a ShareUpdateExclusiveLock on the table, and recovery does
- * not get one while a prepared transaction holds a conflicting lock; nor
- * may it wait for a prepared transaction that changed one of those rows
- * (fc_class_row_busy).  The statistics then stay as they were before the
- * restart.
+ * index_build(), without its update of the pg_class statistics of the
+ * table and the index, which stay as they were before the restart.
+ * PostgreSQL updates those rows in place, which waits for any transaction
+ * that changed or locked them, for ever for a prepared one (a GRANT, an
+ * ALTER INDEX ... SET; h49), including one prepared while the rebuild runs
+ * (h51); and it needs a ShareUpdateExclusiveLock on the table, which a
+ * prepared transaction may hold.  Nor does it check exclusion constraints
+ * again: the rows met them before the restart.
  */
 static void
-fc_build_index(Relation rel, Relation ind, IndexInfo *info, bool parallel, bool locked)
+fc_build_index(Relation rel, Relation ind, IndexInfo *info, bool parallel)
 {
 	Oid			save_userid;
 	int			save_sec;
 	int			save_nestlevel;
 
-	if (locked)
-	{
-		index_build(rel, ind, info, true, parallel);
-		return;
-	}
+	if (parallel && ind->rd_rel->relam == BTREE_AM_OID)
+		info->ii_ParallelWorkers = plan_create_index_workers(RelationGetRelid(rel),
+															 RelationGetRelid(ind));
 	/* as index_build(): the owner's rights, settings local to the build */
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(rel->rd_rel->relowner,
@@ -1008,7 +969,7 @@ fc_build_index(Relation rel, Relation ind, IndexInfo *info, bool parallel, bool 
  * on maintaining it, and REINDEX rebuilds it.
  */
 static void
-fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel, bool locked)
+fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -1024,7 +985,7 @@ fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel, bool locked)
 		if (fc_recovery_index_timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, fc_recovery_index_timeout_ms);
 		fc_build_index(rel, ind, valid ? BuildIndexInfo(ind) : fc_unchecked_index_info(ind),
-					   parallel, locked);
+					   parallel);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
@@ -1058,7 +1019,7 @@ fc_rebuild_index_guarded(Relation rel, Relation ind, bool parallel, bool locked)
 		RelationTruncate(ind, 0);
 		info = fc_unchecked_index_info(ind);
 		info->ii_Predicate = list_make1(makeBoolConst(false, false));
-		fc_build_index(rel, ind, info, false, locked);
+		fc_build_index(rel, ind, info, false);
 		if (valid)
 		{
 			index_set_state_flags(RelationGetRelid(ind), INDEX_DROP_CLEAR_VALID);
@@ -1094,10 +1055,6 @@ fc_rebuild_index(const FcIndexJob *job)
 			 */
 			bool		parallel = share &&
 				ConditionalLockRelation(ind, AccessExclusiveLock);
-			bool		locked = (share ||
-								  ConditionalLockRelation(rel, ShareUpdateExclusiveLock)) &&
-				!fc_class_row_busy(RelationGetRelid(rel)) &&
-				!fc_class_row_busy(RelationGetRelid(ind));
 
 			fc_qualified_name(rel, cx.table, sizeof(cx.table));
 			fc_qualified_name(ind, cx.index, sizeof(cx.index));
@@ -1115,7 +1072,7 @@ fc_rebuild_index(const FcIndexJob *job)
 			 */
 			if (parallel)
 				(void) GetCurrentTransactionId();
-			fc_rebuild_index_guarded(rel, ind, parallel, locked);
+			fc_rebuild_index_guarded(rel, ind, parallel);
 			error_context_stack = errcb.previous;
 			CacheInvalidateRelcache(ind);
 			index_close(ind, NoLock);

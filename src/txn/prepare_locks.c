@@ -14,7 +14,9 @@
  * to commit.  So would a prepared change of the pg_index row of such a
  * table's index (ALTER TABLE ... CLUSTER ON, under a weaker lock): an index
  * that recovery cannot rebuild is marked not valid there, which waits for
- * that row.  (Its pg_class rows recovery leaves alone when they are busy.)
+ * that row.  (Its pg_class rows recovery leaves alone.)  And so would a
+ * lock on a database that a connection waits for (ALTER DATABASE ...
+ * RENAME): recovery's workers connect to every database.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +28,9 @@
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_index.h"
+#include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/fmgroids.h"
@@ -86,6 +90,21 @@ fc_prepare_check_table_locks(void)
 		LockInstanceData *inst = &data->locks[i];
 		Oid			table;
 
+		/* connections take RowExclusiveLock on their database */
+		if (inst->pid == MyProcPid &&
+			inst->locktag.locktag_type == LOCKTAG_OBJECT &&
+			inst->locktag.locktag_field2 == DatabaseRelationId &&
+			(inst->holdMask & blocking) != 0)
+		{
+			char	   *dbname = get_database_name(inst->locktag.locktag_field3);
+
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot PREPARE a transaction that holds a lock on database \"%s\" that connections wait for",
+							dbname ? dbname : "?"),
+					 errdetail("A prepared transaction keeps its locks across a restart, and startup recovery connects to every database before COMMIT PREPARED can run: the fastckpt tables would stay closed until the transaction was rolled back."),
+					 errhint("Commit or roll back instead, or keep ALTER DATABASE ... RENAME out of two-phase transactions.")));
+		}
 		if (inst->pid != MyProcPid ||
 			inst->locktag.locktag_type != LOCKTAG_RELATION ||
 			inst->locktag.locktag_field1 != MyDatabaseId ||

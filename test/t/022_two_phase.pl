@@ -330,6 +330,34 @@ is($node->safe_psql('postgres', q{SELECT has_table_privilege('reader', 'granted'
 	'true fillfactor=50', '... both commit afterwards');
 $node->safe_psql('postgres', q{DROP TABLE granted; DROP ROLE reader});
 
+# ... nor one prepared while the rebuild runs (h51: the pg_class rows were
+# checked before the build, and its statistics update waited after it).
+# The index's expression sleeps, so the GRANT lands mid-build.
+$node->safe_psql('postgres', q{
+	CREATE ROLE late_reader;
+	CREATE FUNCTION slow_id(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+	BEGIN
+		PERFORM pg_sleep(0.01);
+		RETURN $1;
+	END $$;
+	CREATE TABLE slow (id int) USING fastckpt;
+	INSERT INTO slow SELECT generate_series(1, 400);
+	CREATE INDEX slow_ix ON slow (slow_id(id));
+});
+ok(crash_postmaster($node, 1), 'a slow index rebuild ahead: all server processes gone after kill -9');
+$node->start;
+ok(poll_until_true($node, 'postgres', q{SELECT count(*) > 0 FROM pg_stat_activity
+	WHERE backend_type = 'pg_fastckpt recovery worker' AND wait_event = 'PgSleep'}),
+	'... the rebuild runs the expression');
+$node->safe_psql('postgres', q{
+	SET pg_fastckpt.recovery_wait_timeout = '100ms';
+	BEGIN; GRANT SELECT ON slow TO late_reader; PREPARE TRANSACTION 'late_grant';
+});
+wait_for_tables_open($node);
+is($node->safe_psql('postgres', q{SELECT indisvalid FROM pg_index WHERE indexrelid = 'slow_ix'::regclass}),
+	't', 'a GRANT prepared during the rebuild: the tables open, the index valid');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'late_grant'; DROP TABLE slow; DROP FUNCTION slow_id(int); DROP ROLE late_reader});
+
 ok(!$node->log_contains('TRAP:|terminated by signal 11|PANIC'),
 	'no assertion failure, segfault or PANIC in the log');
 # assert-enabled builds check that pg_class rows are updated in place under

@@ -578,6 +578,33 @@ END $$;
 CREATE TABLE big (id int, v int) USING fastckpt WITH (parallel_workers = 2);
 INSERT INTO big SELECT g, g FROM generate_series(1, 100000) g;
 CREATE INDEX big_ix ON big (slow_val(v));
+-- an expression run by the rebuild may not start a parallel query, even
+-- if its routine asks for one (that query's workers would have no entry)
+CREATE TABLE hb (x int) USING heap;
+INSERT INTO hb SELECT generate_series(1, 1000);
+CREATE FUNCTION par_probe() RETURNS int LANGUAGE plpgsql
+	SET max_parallel_workers_per_gather = 4 SET parallel_setup_cost = 0
+	SET parallel_tuple_cost = 0 SET min_parallel_table_scan_size = 0 AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM hb' LOOP
+		IF line ~ 'Workers Launched: [1-9]' THEN
+			RAISE EXCEPTION 'parallel query in startup recovery: %', line;
+		END IF;
+	END LOOP;
+	RETURN 0;
+END $$;
+CREATE FUNCTION par_check(int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+BEGIN
+	IF NOT (SELECT tables_open FROM fastckpt_stat_recovery) THEN
+		PERFORM par_probe();
+	END IF;
+	RETURN $1;
+END $$;
+CREATE TABLE small (v int) USING fastckpt;
+INSERT INTO small VALUES (1), (2);
+CREATE INDEX small_ix ON small (par_check(v));
 });
 $log_offset = -s $node->logfile;
 $node->restart;
@@ -601,6 +628,8 @@ like($par_log, qr/attempt 2 of this step \("[^"]*recovery_attempt"\): the last o
 unlike($par_log, qr/ended in another process's crash; not counted/, '... not taken for another process\'s crash');
 is($node->safe_psql('par', q{SET enable_seqscan = off; SELECT count(*) FROM big WHERE slow_val(v) > 0}), '100000',
 	'... the index is rebuilt whole at the next attempt');
+is($node->safe_psql('par', q{SELECT indisvalid FROM pg_index WHERE indexrelid = 'small_ix'::regclass}), 't',
+	'an index expression asking for parallel query gets none at startup');
 $node->safe_psql('postgres', 'DROP DATABASE par');
 
 # An index expression whose rebuild at startup takes the server down: after
