@@ -1046,14 +1046,13 @@ fc_rebuild_index(const FcIndexJob *job)
 		ind = try_relation_open(job->indexid, RowExclusiveLock);
 		if (ind != NULL)
 		{
-			bool		share = ConditionalLockRelation(rel, ShareLock);
-
 			/*
-			 * Parallel workers (of our lock group) lock the index
-			 * exclusively: not while another holds it, as a prepared
-			 * transaction that read the table through it does (h48).
+			 * Parallel workers take ShareLock on the table (see above), and
+			 * (of our lock group) lock the index exclusively: not while
+			 * another holds it, as a prepared transaction that read the
+			 * table through it does (h48).
 			 */
-			bool		parallel = share &&
+			bool		parallel = ConditionalLockRelation(rel, ShareLock) &&
 				ConditionalLockRelation(ind, AccessExclusiveLock);
 
 			fc_qualified_name(rel, cx.table, sizeof(cx.table));
