@@ -109,6 +109,10 @@ DROP DATABASE regress_fc_prep_db;
 BEGIN;
 ALTER TABLE er CLUSTER ON er_n;
 PREPARE TRANSACTION 'regress_fc_prep';
+-- ... or a row lock on its pg_index row, which would hold marking it up too
+BEGIN;
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'er_n'::regclass FOR UPDATE;
+PREPARE TRANSACTION 'regress_fc_prep';
 DROP INDEX er_n;
 SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'regress_fc_prep';
 -- weaker locks do not stop it (nor row locks: two_phase.sql)

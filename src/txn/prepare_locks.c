@@ -14,7 +14,8 @@
  * to commit.  So would a prepared change of the pg_index row of such a
  * table's index (ALTER TABLE ... CLUSTER ON, under a weaker lock): an index
  * that recovery cannot rebuild is marked not valid there, which waits for
- * that row.  (Its pg_class rows recovery leaves alone.)  And so would a
+ * that row, as would a prepared row lock on it (SELECT ... FROM pg_index
+ * FOR UPDATE).  (Its pg_class rows recovery leaves alone.)  And so would a
  * lock on a database that a connection waits for (ALTER DATABASE ...
  * RENAME): recovery's workers connect to every database.
  *
@@ -105,6 +106,17 @@ fc_prepare_check_table_locks(void)
 					 errdetail("A prepared transaction keeps its locks across a restart, and startup recovery connects to every database before COMMIT PREPARED can run: the fastckpt tables would stay closed until the transaction was rolled back."),
 					 errhint("Commit or roll back instead, or keep ALTER DATABASE ... RENAME out of two-phase transactions.")));
 		}
+		/* SELECT ... FROM pg_index FOR UPDATE/SHARE (h51 F4) */
+		if (inst->pid == MyProcPid &&
+			inst->locktag.locktag_type == LOCKTAG_RELATION &&
+			inst->locktag.locktag_field1 == MyDatabaseId &&
+			inst->locktag.locktag_field2 == IndexRelationId &&
+			(inst->holdMask & LOCKBIT_ON(RowShareLock)) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot PREPARE a transaction that locked rows of pg_index"),
+					 errdetail("Startup recovery rebuilds every index of the fastckpt tables and may have to mark one not valid, which would wait for a locked pg_index row: the tables would stay closed until the transaction was rolled back."),
+					 errhint("Commit or roll back instead, or keep SELECT ... FOR UPDATE or FOR SHARE of pg_index out of two-phase transactions.")));
 		if (inst->pid != MyProcPid ||
 			inst->locktag.locktag_type != LOCKTAG_RELATION ||
 			inst->locktag.locktag_field1 != MyDatabaseId ||
