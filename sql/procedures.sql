@@ -88,6 +88,19 @@ SELECT fastckpt_routine_fingerprint('pr_transfer(int, int)') AS fp \gset
 SET search_path = pg_catalog;
 SELECT public.fastckpt_routine_fingerprint('public.pr_transfer(int, int)') = :'fp' AS same_fingerprint;
 RESET search_path;
+-- nor on its output settings, which print an argument's DEFAULT
+CREATE FUNCTION pr_dated(p_day date DEFAULT '2024-03-01', p_at timestamptz DEFAULT '2024-03-01 12:00+00',
+						 p_for interval DEFAULT '1 day 2 hours', p_x float8 DEFAULT 0.1) RETURNS int
+LANGUAGE sql AS $$ SELECT 1 $$;
+SELECT fastckpt_routine_fingerprint('pr_dated(date, timestamptz, interval, float8)') AS fp_dated \gset
+BEGIN;
+SET LOCAL DateStyle = 'German, DMY';
+SET LOCAL TimeZone = 'Asia/Kolkata';
+SET LOCAL IntervalStyle = 'sql_standard';
+SET LOCAL extra_float_digits = 0;
+SELECT fastckpt_routine_fingerprint('pr_dated(date, timestamptz, interval, float8)') = :'fp_dated' AS same_fingerprint;
+COMMIT;
+DROP FUNCTION pr_dated;
 SELECT xmin AS version FROM pg_proc WHERE oid = 'pr_transfer(int, int)'::regprocedure \gset
 CREATE OR REPLACE FUNCTION pr_transfer(p_aid int, p_delta int) RETURNS int
 LANGUAGE plpgsql AS $$

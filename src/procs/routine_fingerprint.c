@@ -10,7 +10,8 @@
  * would look redefined and its calls fall back for good.  The fingerprint
  * is a SHA-256 over the routine's CREATE statement as pg_get_functiondef
  * prints it, with every name schema-qualified so that the caller's
- * search_path does not change it.  Its owner and privileges are left out:
+ * search_path does not change it, and constants printed in fixed styles
+ * (dates in ISO, times in UTC ...), so that the caller's settings do not.  Its owner and privileges are left out:
  * changing them is a catalog change, which a checkpoint separates from
  * the calls made before it (catalog_watch.c), and role OIDs do not
  * survive a restore.
@@ -31,6 +32,18 @@
 
 PG_FUNCTION_INFO_V1(fastckpt_routine_fingerprint);
 
+/* What pg_get_functiondef's text depends on besides the routine */
+static const char *const fc_fingerprint_settings[][2] = {
+	{"search_path", "pg_catalog"},
+	{"quote_all_identifiers", "off"},
+	{"DateStyle", "ISO, MDY"},
+	{"IntervalStyle", "postgres"},
+	{"TimeZone", "UTC"},
+	{"extra_float_digits", "3"},
+	{"bytea_output", "hex"},
+	{"lc_monetary", "C"},
+};
+
 /*
  * Hex SHA-256 of the routine's definition into fingerprint
  * (FC_FINGERPRINT_LEN + 1 bytes).  False if the routine does not exist.
@@ -46,12 +59,14 @@ fc_routine_fingerprint(Oid funcid, char *fingerprint)
 	if (!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(funcid)))
 		return false;
 
-	/* names print the same whatever the session's path and quoting */
+	/*
+	 * Names print the same whatever the session's path and quoting, and
+	 * constants (an argument's DEFAULT) whatever its output settings.
+	 */
 	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("quote_all_identifiers", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	for (int i = 0; i < lengthof(fc_fingerprint_settings); i++)
+		(void) set_config_option(fc_fingerprint_settings[i][0], fc_fingerprint_settings[i][1],
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	definition = DatumGetTextPP(OidFunctionCall1(F_PG_GET_FUNCTIONDEF,
 												 ObjectIdGetDatum(funcid)));
 	AtEOXact_GUC(true, nestlevel);
