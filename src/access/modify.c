@@ -401,6 +401,22 @@ fc_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 	return TM_Ok;
 }
 
+/*
+ * Reclaim a batch of old versions no snapshot needs any more.  The
+ * statistics count every update's old version as a dead row; these are
+ * gone without VACUUM, as heap's page pruning reports.  Otherwise
+ * autovacuum would scan the whole table every few hundred thousand
+ * updates for nothing.
+ */
+static void
+fc_reclaim_old_versions(Relation rel, FcTable *tbl)
+{
+	int			reclaimed = fc_undo_reclaim(tbl, GlobalVisTestFor(rel), FC_RECLAIM_BATCH);
+
+	if (reclaimed > 0)
+		pgstat_update_heap_dead_tuples(rel, reclaimed);
+}
+
 TM_Result
 fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				CommandId cid, Snapshot snapshot, Snapshot crosscheck,
@@ -437,7 +453,14 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	sp = fc_slot_ptr(tbl, slotno);
 	hdr = (FcSlotHeader *) sp;
 
-	/* allocate before latching: allocation may fail with "memory full" */
+	/*
+	 * Allocate before latching: allocation may fail with "memory full".
+	 * With no free record left, first reclaim what no snapshot needs any
+	 * more (a failed statement's versions, or those a snapshot that has
+	 * ended kept): the arena may have no page left for a new one.
+	 */
+	if (tbl->undo_partial == NULL)
+		fc_reclaim_old_versions(rel, tbl);
 	undo = fc_undo_alloc(tbl, relid);
 
 	/*
@@ -535,19 +558,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		*update_indexes = false;
 		pgstat_count_heap_update(rel, true);
 		if (tbl->undo_live > FC_RECLAIM_THRESHOLD)
-		{
-			int			reclaimed = fc_undo_reclaim(tbl, GlobalVisTestFor(rel),
-												   FC_RECLAIM_BATCH);
-
-			/*
-			 * The statistics count every update's old version as a dead
-			 * row; these are gone without VACUUM, as heap's page pruning
-			 * reports.  Otherwise autovacuum would scan the whole table
-			 * every few hundred thousand updates for nothing.
-			 */
-			if (reclaimed > 0)
-				pgstat_update_heap_dead_tuples(rel, reclaimed);
-		}
+			fc_reclaim_old_versions(rel, tbl);
 	}
 	else
 	{

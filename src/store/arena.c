@@ -118,6 +118,7 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 	bool		fresh = false;
 	bool		for_undo = (kind == FC_PAGE_UNDO);
 	uint64		keep;
+	uint64		undo_pages;
 
 	SpinLockAcquire(&fc_arena->lock);
 	/* before the gate opens only startup recovery allocates (its leader too) */
@@ -139,6 +140,7 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 	}
 	if (page != NULL)
 		fc_arena->kind_pages[kind]++;
+	undo_pages = fc_arena->kind_pages[FC_PAGE_UNDO];
 	SpinLockRelease(&fc_arena->lock);
 
 	if (page == NULL)
@@ -152,20 +154,25 @@ fc_arena_alloc_page(FcPageKind kind, Oid relid)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("pg_fastckpt memory is full while keeping an old row version of table \"%s\"", relname),
-					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use, the part kept for old row versions included.",
-							   fc_memory_limit_mb),
+					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use, the part kept for old row versions included; "
+							   "old row versions of all fastckpt tables hold %llu kB.",
+							   fc_memory_limit_mb,
+							   (unsigned long long) (undo_pages * FC_PAGE_SIZE / 1024)),
 					 errhint("Old versions stay while a transaction or snapshot may still read them: end long-running "
-							 "transactions and retry, or raise pg_fastckpt.memory_limit and restart the server, "
-							 "or give memory back with TRUNCATE or DROP TABLE.")));
+							 "transactions, VACUUM the tables updated most (VACUUM gives back the old versions no one "
+							 "needs) and retry, or raise pg_fastckpt.memory_limit and restart the server.")));
 		if (relname != NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("pg_fastckpt memory is full while writing table \"%s\"", relname),
-					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use, but for the part kept for old row versions.",
-							   fc_memory_limit_mb),
+					 errdetail("All %d MB of pg_fastckpt.memory_limit are in use, but for the part kept for old row versions; "
+							   "old row versions of all fastckpt tables hold %llu kB.",
+							   fc_memory_limit_mb,
+							   (unsigned long long) (undo_pages * FC_PAGE_SIZE / 1024)),
 					 errhint("Raise pg_fastckpt.memory_limit and restart the server, or give memory back "
 							 "with TRUNCATE or DROP TABLE. DELETE followed by VACUUM frees slots for new "
-							 "rows of the same table only.")));
+							 "rows of the same table only; VACUUM of tables updated while a long transaction "
+							 "ran gives back old row versions no one needs.")));
 		/* startup recovery's leader sizes tables before the gate opens */
 		if (fc_gate_is_open() && !fc_in_recovery_worker)
 			ereport(ERROR,

@@ -187,11 +187,12 @@ typedef struct FcTable
 
 	char		pad_undo[PG_CACHE_LINE_SIZE];
 	slock_t		undo_lock;		/* protects the undo fields */
-	FcUndo	   *undo_free;
+	struct FcUndoPage *undo_partial;	/* pages with free records (undo.c) */
 	FcUndo	   *undo_fifo_head;
 	FcUndo	   *undo_fifo_tail;
-	char	   *undo_page_list;	/* undo pages, chained via their first word */
+	struct FcUndoPage *undo_page_list;	/* every undo page */
 	uint64		undo_pages;
+	uint64		undo_empty_pages;	/* pages whose records are all free */
 	uint64		undo_live;		/* records allocated and not yet freed */
 	char		pad_end[PG_CACHE_LINE_SIZE];	/* from the next table's */
 } FcTable;

@@ -8,8 +8,9 @@
  * that created them, so reclaim only ever looks at the head of the queue:
  * once the head's superseding transaction is older than every snapshot, no
  * reader can reach the head any more.  Writers reclaim a few records after
- * each update, so undo memory stays bounded by the update rate times the
- * age of the oldest snapshot, independently of VACUUM.
+ * each update, and before taking a new page, so undo memory stays bounded
+ * by the update rate times the age of the oldest snapshot, independently
+ * of VACUUM; pages whose records are all free go back to the arena.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,88 +23,205 @@
 
 #include "recovery/gate.h"
 #include "store/arena.h"
+#include "store/temp_quota.h"
 #include "store/undo.h"
+
+/*
+ * An undo page: records of one table, with a list of its free ones.  A
+ * page whose records are all free goes back to the arena, but for one per
+ * table kept for the next updates, so that the old versions one table
+ * needed for a while (a long snapshot, a large UPDATE) do not keep memory
+ * from every other table once reclaimed.
+ */
+typedef struct FcUndoPage
+{
+	struct FcUndoPage *next;	/* the table's undo pages */
+	struct FcUndoPage *prev;
+	struct FcUndoPage *next_partial;	/* pages with a free record */
+	struct FcUndoPage *prev_partial;
+	FcUndo	   *free;			/* this page's free records */
+	uint32		nfree;
+} FcUndoPage;
+
+#define FC_UNDO_PAGE_HEADER		MAXALIGN(sizeof(FcUndoPage))
+
+/* Pages are FC_PAGE_SIZE-aligned in the arena, and records within them. */
+static inline FcUndoPage *
+fc_undo_page_of(FcUndo *undo)
+{
+	return (FcUndoPage *) TYPEALIGN_DOWN(FC_PAGE_SIZE, (uintptr_t) undo);
+}
 
 void
 fc_undo_init_table(FcTable *tbl)
 {
 	SpinLockInit(&tbl->undo_lock);
 	tbl->undo_record_size = MAXALIGN(FC_UNDO_HEADER_SIZE + tbl->layout.image_capacity);
-	tbl->undo_per_page = (FC_PAGE_SIZE - MAXALIGN(sizeof(char *))) / tbl->undo_record_size;
-	tbl->undo_free = NULL;
+	tbl->undo_per_page = (FC_PAGE_SIZE - FC_UNDO_PAGE_HEADER) / tbl->undo_record_size;
+	tbl->undo_partial = NULL;
 	tbl->undo_fifo_head = tbl->undo_fifo_tail = NULL;
 	tbl->undo_page_list = NULL;
 	tbl->undo_pages = 0;
+	tbl->undo_empty_pages = 0;
 	tbl->undo_live = 0;
+}
+
+/* Give an undo page back to the arena (and to its session's temp quota). */
+static void
+fc_undo_page_freed(FcTable *tbl, FcUndoPage *page)
+{
+	fc_arena_free_page((char *) page, FC_PAGE_UNDO);
+	if (tbl->is_temp)
+		fc_temp_quota_pages_freed(tbl->temp_owner, 1);
 }
 
 /* Give every undo page back; the caller owns the table exclusively. */
 void
 fc_undo_free_table(FcTable *tbl)
 {
-	char	   *page = tbl->undo_page_list;
+	FcUndoPage *page = tbl->undo_page_list;
 
 	while (page != NULL)
 	{
-		char	   *next = *(char **) page;
+		FcUndoPage *next = page->next;
 
-		fc_arena_free_page(page, FC_PAGE_UNDO);
+		fc_undo_page_freed(tbl, page);
 		page = next;
 	}
 	fc_undo_init_table(tbl);
+}
+
+static void
+fc_undo_partial_unlink(FcTable *tbl, FcUndoPage *page)
+{
+	if (page->prev_partial != NULL)
+		page->prev_partial->next_partial = page->next_partial;
+	else
+		tbl->undo_partial = page->next_partial;
+	if (page->next_partial != NULL)
+		page->next_partial->prev_partial = page->prev_partial;
+	page->next_partial = page->prev_partial = NULL;
+}
+
+static void
+fc_undo_partial_push(FcTable *tbl, FcUndoPage *page)
+{
+	page->prev_partial = NULL;
+	page->next_partial = tbl->undo_partial;
+	if (tbl->undo_partial != NULL)
+		tbl->undo_partial->prev_partial = page;
+	tbl->undo_partial = page;
+}
+
+/* A free record of the first page that has one, or NULL; undo_lock held. */
+static FcUndo *
+fc_undo_take_locked(FcTable *tbl)
+{
+	FcUndoPage *page = tbl->undo_partial;
+	FcUndo	   *undo;
+
+	if (page == NULL)
+		return NULL;
+	undo = page->free;
+	page->free = undo->prev;
+	if (page->nfree == tbl->undo_per_page)
+		tbl->undo_empty_pages--;
+	if (--page->nfree == 0)
+		fc_undo_partial_unlink(tbl, page);
+	tbl->undo_live++;
+	return undo;
 }
 
 FcUndo *
 fc_undo_alloc(FcTable *tbl, Oid relid)
 {
 	FcUndo	   *undo;
-	char	   *page;
+	FcUndoPage *page;
 
 	SpinLockAcquire(&tbl->undo_lock);
-	undo = tbl->undo_free;
+	undo = fc_undo_take_locked(tbl);
+	SpinLockRelease(&tbl->undo_lock);
 	if (undo != NULL)
 	{
-		tbl->undo_free = undo->prev;
-		tbl->undo_live++;
-		SpinLockRelease(&tbl->undo_lock);
 		memset(undo, 0, FC_UNDO_HEADER_SIZE);
 		return undo;
 	}
-	SpinLockRelease(&tbl->undo_lock);
 
-	/* carve a new page into records; keep one, free-list the rest */
-	page = fc_arena_alloc_page(FC_PAGE_UNDO, relid);
-	SpinLockAcquire(&tbl->undo_lock);
-	*(char **) page = tbl->undo_page_list;
-	tbl->undo_page_list = page;
-	tbl->undo_pages++;
-	for (uint32 i = 1; i < tbl->undo_per_page; i++)
+	/* carve a new page into free records (temporary ones count: temp_quota.c) */
+	if (tbl->is_temp)
+		fc_temp_quota_check_pages(1, relid);
+	page = (FcUndoPage *) fc_arena_alloc_page(FC_PAGE_UNDO, relid);
+	if (tbl->is_temp)
+		fc_temp_quota_pages_added(tbl->temp_owner, 1);
+	page->free = NULL;
+	for (uint32 i = 0; i < tbl->undo_per_page; i++)
 	{
-		FcUndo	   *rec = (FcUndo *) (page + MAXALIGN(sizeof(char *)) +
+		FcUndo	   *rec = (FcUndo *) ((char *) page + FC_UNDO_PAGE_HEADER +
 									  (Size) i * tbl->undo_record_size);
 
-		rec->prev = tbl->undo_free;
-		tbl->undo_free = rec;
+		rec->prev = page->free;
+		page->free = rec;
 	}
-	tbl->undo_live++;
+	page->nfree = tbl->undo_per_page;
+
+	SpinLockAcquire(&tbl->undo_lock);
+	page->prev = NULL;
+	page->next = tbl->undo_page_list;
+	if (page->next != NULL)
+		page->next->prev = page;
+	tbl->undo_page_list = page;
+	tbl->undo_pages++;
+	tbl->undo_empty_pages++;
+	fc_undo_partial_push(tbl, page);
+	undo = fc_undo_take_locked(tbl);
 	SpinLockRelease(&tbl->undo_lock);
-	return (FcUndo *) (page + MAXALIGN(sizeof(char *)));
+	memset(undo, 0, FC_UNDO_HEADER_SIZE);
+	return undo;
 }
 
-static void
+/*
+ * Free a record; undo_lock held.  Returns its page if that page is now to
+ * go back to the arena, which the caller does once it has released the
+ * lock (fc_undo_page_freed).
+ */
+static FcUndoPage *
 fc_undo_free_locked(FcTable *tbl, FcUndo *undo)
 {
-	undo->prev = tbl->undo_free;
-	tbl->undo_free = undo;
+	FcUndoPage *page = fc_undo_page_of(undo);
+
+	undo->prev = page->free;
+	page->free = undo;
+	if (page->nfree++ == 0)
+		fc_undo_partial_push(tbl, page);
 	tbl->undo_live--;
+	if (page->nfree < tbl->undo_per_page)
+		return NULL;
+	if (tbl->undo_empty_pages == 0)
+	{
+		tbl->undo_empty_pages++;	/* kept for the next updates */
+		return NULL;
+	}
+	fc_undo_partial_unlink(tbl, page);
+	if (page->prev != NULL)
+		page->prev->next = page->next;
+	else
+		tbl->undo_page_list = page->next;
+	if (page->next != NULL)
+		page->next->prev = page->prev;
+	tbl->undo_pages--;
+	return page;
 }
 
 void
 fc_undo_release_unused(FcTable *tbl, FcUndo *undo)
 {
+	FcUndoPage *empty;
+
 	SpinLockAcquire(&tbl->undo_lock);
-	fc_undo_free_locked(tbl, undo);
+	empty = fc_undo_free_locked(tbl, undo);
 	SpinLockRelease(&tbl->undo_lock);
+	if (empty != NULL)
+		fc_undo_page_freed(tbl, empty);
 }
 
 void
@@ -230,6 +348,7 @@ fc_undo_reclaim(FcTable *tbl, GlobalVisState *vistest, int max_records)
 	while (done < max_records)
 	{
 		FcUndo	   *head;
+		FcUndoPage *empty;
 		uint16		flags;
 		TransactionId superseded_by;
 
@@ -270,8 +389,10 @@ fc_undo_reclaim(FcTable *tbl, GlobalVisState *vistest, int max_records)
 		fc_undo_unlink(tbl, head);
 
 		SpinLockAcquire(&tbl->undo_lock);
-		fc_undo_free_locked(tbl, head);
+		empty = fc_undo_free_locked(tbl, head);
 		SpinLockRelease(&tbl->undo_lock);
+		if (empty != NULL)
+			fc_undo_page_freed(tbl, empty);
 		done++;
 	}
 	return done;

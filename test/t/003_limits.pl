@@ -81,6 +81,9 @@ for my $slots (4, 5)
 my $node = fastckpt_node('memory_full', "pg_fastckpt.memory_limit = '16MB'\n");
 $node->safe_psql('postgres',
 	'CREATE TABLE wide (id int PRIMARY KEY, pad char(2000)) USING fastckpt');
+$node->safe_psql('postgres', q{
+	CREATE TABLE spare (id int PRIMARY KEY, n int) USING fastckpt;
+	INSERT INTO spare VALUES (1, 0)});
 
 # a template database with a fastckpt table, copied once the memory is full
 $node->safe_psql('postgres', 'CREATE DATABASE tpl_full');
@@ -150,6 +153,15 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM wide WHERE pad LIKE 'updat
 like($err, qr/memory is full while keeping an old row version of table "wide"/,
 	'an UPDATE of every row runs out of room for old versions: the error says so');
 like($err, qr/end long-running transactions/, 'its hint says what frees that room');
+# nothing holds the failed UPDATE's old versions: the next update reclaims
+# them before asking for memory, without waiting for a VACUUM
+($rc, $out, $err) = $node->psql('postgres', "UPDATE wide SET pad = 'again' WHERE id = 1");
+is($rc, 0, 'after the failed UPDATE, an UPDATE of the same table finds room at once') or diag($err);
+# and once VACUUM has reclaimed them, their memory serves other tables'
+# updates too
+$node->safe_psql('postgres', 'VACUUM wide');
+($rc, $out, $err) = $node->psql('postgres', "UPDATE spare SET n = n + 1");
+is($rc, 0, 'after VACUUM of the table that held them, another table\'s UPDATE finds room') or diag($err);
 ($rc, $out, $err) = $node->psql('postgres', 'VACUUM FULL wide');
 like($err, qr/memory is full while writing table "wide"/,
 	'VACUUM FULL without room for its copy names the table, not its transient copy');

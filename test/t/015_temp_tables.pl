@@ -150,6 +150,18 @@ $u->query_safe('CREATE TEMP TABLE tt6 (id int) USING fastckpt');
 is($u->query_safe(q{INSERT INTO tt6 SELECT g FROM generate_series(1, 100000) g; SELECT count(*) FROM tt6}),
 	'100000', 'dropped temporary tables give their storages and memory back to the session');
 
+# the old versions of its rows count too: one transaction updating them
+# over and over cannot take the whole arena
+$u->query(q{BEGIN; DO $$ BEGIN FOR i IN 1 .. 100 LOOP UPDATE tt6 SET id = id + 1; END LOOP; END $$});
+like($u->{stderr},
+	qr/cannot write to temporary fastckpt table "tt6": this session's temporary fastckpt tables are at their limit/,
+	'old versions of a session\'s temporary rows stop at its share of the arena');
+$u->query('ROLLBACK');
+$u->{stderr} = '';
+is($small->safe_psql('postgres',
+		q{UPDATE perm SET pad = 'u' || pad; SELECT count(*) FROM perm WHERE pad LIKE 'u%'}),
+	'20000', '... while other sessions\' updates go on');
+
 # the share is the superuser's to set
 $u->query(q{SET pg_fastckpt.temp_share = 100});
 like($u->{stderr}, qr/permission denied to set parameter "pg_fastckpt.temp_share"/,
