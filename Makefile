@@ -7,6 +7,7 @@ PGFILEDESC = "pg_fastckpt - shared-memory table access method"
 
 OBJS = \
 	src/pg_fastckpt.o \
+	src/durable_io.o \
 	src/core/pingpong.o \
 	src/core/crc32c.o \
 	src/core/log_format.o \

@@ -55,4 +55,9 @@ extern BackgroundWorkerHandle *fc_start_dynamic_worker(int flags,
 													   const char *name,
 													   Datum arg);
 
+/* durable_io.c: syncs of pg_fastckpt's own files that never PANIC */
+extern int	fc_fsync_dir(const char *path);
+extern void fc_fsync_dir_or_error(const char *path);
+extern void fc_start_writeback(int fd, off_t offset, off_t nbytes);
+
 #endif							/* PG_FASTCKPT_H */

@@ -138,7 +138,6 @@ extern void fc_ckpt_write_control(fc_ckpt_control *ctl);
 extern char *fc_ckpt_read_manifest(const fc_ckpt_ref *ref, const char **error);
 extern void fc_ckpt_write_file(const char *path, const char *data, size_t len);
 extern void fc_ckpt_remove_unnamed(const fc_ckpt_control *ctl);
-extern void fc_ckpt_fsync_path(const char *path, bool is_dir);
 extern void fc_ckpt_ensure_dirs(void);
 
 /* ckpt_write.c: one checkpoint, start to finish */

@@ -21,6 +21,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "core/file_layout.h"
+#include "pg_fastckpt.h"
 
 void
 fc_ckpt_ensure_dirs(void)
@@ -74,12 +75,6 @@ fc_ckpt_manifest_path(uint64 seq)
 {
 	return psprintf(FC_CKPT_DIR "/" FC_HEX_NAME_FMT "/" FC_CKPT_MANIFEST_NAME,
 					(unsigned long long) seq);
-}
-
-void
-fc_ckpt_fsync_path(const char *path, bool is_dir)
-{
-	fsync_fname(path, is_dir);
 }
 
 /* Read a whole small file; NULL if it does not exist. */
@@ -259,6 +254,9 @@ fc_ckpt_remove_unnamed(const fc_ckpt_control *ctl)
 		}
 	}
 	FreeDir(dir);
-	if (removed)
-		fsync_fname(FC_CKPT_DIR, true);
+	/* should the removals not last, they are made again next time */
+	if (removed && fc_fsync_dir(FC_CKPT_DIR) != 0)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not fsync directory \"%s\": %m", FC_CKPT_DIR)));
 }

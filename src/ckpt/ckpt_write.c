@@ -173,7 +173,7 @@ fc_chunk_write_out(FcCkptRun *run, uint64 len)
 		done += put;
 	}
 	/* start write-back now, in small steps, not as a burst at fdatasync */
-	pg_flush_data(run->fd, (off_t) run->file_bytes, (off_t) len);
+	fc_start_writeback(run->fd, (off_t) run->file_bytes, (off_t) len);
 	if (run->keep_copy)
 		appendBinaryStringInfoNT(&fc_copy_buf, run->out, len);
 	run->file_bytes += len;
@@ -992,7 +992,7 @@ fc_ckpt_run(FcCkptTrigger trigger, bool shutting_down)
 		fc_ckpt_write_file(mpath, run.manifest.data, run.manifest.len);
 		pfree(mpath);
 	}
-	fc_ckpt_fsync_path(dir, true);
+	fc_fsync_dir_or_error(dir);
 	fc_ckpt_pause_point(FC_PAUSE_INSTALL);
 
 	/* never install a checkpoint ahead of the durable log */

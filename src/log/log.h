@@ -90,7 +90,6 @@ extern bool fc_log_writer_idle(void);
 /* log_segment.c */
 extern void fc_log_dir_ensure(void);
 extern char *fc_log_segment_path(uint64 segstart);
-extern void fc_log_fsync_dir(void);
 extern bool fc_log_segment_blank(uint64 segstart);
 
 typedef struct FcLogReader FcLogReader;

@@ -28,6 +28,7 @@
 #include "core/file_layout.h"
 #include "core/log_stream.h"
 #include "log/log.h"
+#include "pg_fastckpt.h"
 
 static int	fc_trace_fd = -1;
 
@@ -75,12 +76,6 @@ fc_log_segment_blank(uint64 segstart)
 	for (ssize_t i = 0; i < got && blank; i++)
 		blank = (page[i] == 0);
 	return blank;
-}
-
-void
-fc_log_fsync_dir(void)
-{
-	fsync_fname(FC_LOG_DIR, true);
 }
 
 /* Start positions of the segment files, ascending. */
@@ -160,8 +155,11 @@ fc_log_remove_before(uint64 lsn)
 		pfree(path);
 	}
 	list_free_deep(segs);
-	if (removed > 0)
-		fc_log_fsync_dir();
+	/* should the removals not last, the next removal makes them again */
+	if (removed > 0 && fc_fsync_dir(FC_LOG_DIR) != 0)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not fsync directory \"%s\": %m", FC_LOG_DIR)));
 	return removed;
 }
 
@@ -245,7 +243,7 @@ fc_log_truncate_at(uint64 end_lsn)
 	}
 	list_free_deep(segs);
 	fc_log_remove_temp_files();
-	fc_log_fsync_dir();
+	fc_fsync_dir_or_error(FC_LOG_DIR);
 }
 
 /* ---- reader: core/log_stream.c over PostgreSQL's file routines ---- */

@@ -147,14 +147,16 @@ static int
 fc_prep_step(uint64 segstart, char *err, size_t errlen)
 {
 	char	   *path;
+	char	   *tmp;
 	struct stat st;
+	LWLock	   *flush_lock;
+	bool		took_lock;
+	int			ready = 1;
 
 	if (fc_prep_fd >= 0 && fc_prep_segstart != segstart)
 		fc_prep_abandon();
 	if (fc_prep_fd < 0)
 	{
-		char	   *tmp;
-
 		path = fc_log_segment_path(segstart);
 		if (stat(path, &st) == 0)
 		{
@@ -177,23 +179,19 @@ fc_prep_step(uint64 segstart, char *err, size_t errlen)
 	if (fc_prep_done < FC_LOG_SEGMENT_SIZE)
 	{
 		uint64		to = Min(fc_prep_done + FC_PREP_STEP, FC_LOG_SEGMENT_SIZE);
-		char	   *tmp = fc_prep_path(segstart);
-		bool		filled = fc_zero_fill(fc_prep_fd, fc_prep_done, to, tmp, err, errlen);
+		bool		filled;
 
+		tmp = fc_prep_path(segstart);
+		filled = fc_zero_fill(fc_prep_fd, fc_prep_done, to, tmp, err, errlen);
 		pfree(tmp);
 		if (!filled)
 		{
 			fc_prep_abandon();
 			return -1;
 		}
-		/*
-		 * Start write-back now, so the final fsync finds little to do.  Not
-		 * pg_flush_data: it PANICs on an error, and that fsync reports one.
-		 */
-#ifdef SYNC_FILE_RANGE_WRITE
-		(void) sync_file_range(fc_prep_fd, (off_t) fc_prep_done,
-							   (off_t) (to - fc_prep_done), SYNC_FILE_RANGE_WRITE);
-#endif
+		/* start write-back now, so the final fsync finds little to do */
+		fc_start_writeback(fc_prep_fd, (off_t) fc_prep_done,
+						   (off_t) (to - fc_prep_done));
 		fc_prep_done = to;
 		if (fc_prep_done < FC_LOG_SEGMENT_SIZE)
 			return 0;
@@ -206,22 +204,38 @@ fc_prep_step(uint64 segstart, char *err, size_t errlen)
 	}
 	close(fc_prep_fd);
 	fc_prep_fd = -1;
-	{
-		char	   *tmp = fc_prep_path(segstart);
 
-		path = fc_log_segment_path(segstart);
-		if (rename(tmp, path) != 0)
-		{
-			snprintf(err, errlen, "could not rename \"%s\" to \"%s\": %m", tmp, path);
-			(void) unlink(tmp);
-			return -1;
-		}
-		pfree(tmp);
-		pfree(path);
+	/*
+	 * Rename it into place, then sync the directory: the new file is only
+	 * durable once its entry is.  If that sync fails, take the file away
+	 * again (nothing is in it yet); it is made again, and its entry synced,
+	 * before the log goes into it.  Under the flush lock, which a
+	 * committing backend flushing by itself holds (log_self_flush.c), so
+	 * that it never writes into the file before its entry is durable.
+	 */
+	flush_lock = fc_misc_lock(FC_LOCK_FLUSH);
+	took_lock = !LWLockHeldByMe(flush_lock);
+	if (took_lock)
+		LWLockAcquire(flush_lock, LW_EXCLUSIVE);
+	tmp = fc_prep_path(segstart);
+	path = fc_log_segment_path(segstart);
+	if (rename(tmp, path) != 0)
+	{
+		snprintf(err, errlen, "could not rename \"%s\" to \"%s\": %m", tmp, path);
+		(void) unlink(tmp);
+		ready = -1;
 	}
-	/* the new file is only durable once its directory entry is */
-	fc_log_fsync_dir();
-	return 1;
+	else if (fc_fsync_dir(FC_LOG_DIR) != 0)
+	{
+		snprintf(err, errlen, "could not fsync directory \"%s\": %m", FC_LOG_DIR);
+		(void) unlink(path);
+		ready = -1;
+	}
+	if (took_lock)
+		LWLockRelease(flush_lock);
+	pfree(tmp);
+	pfree(path);
+	return ready;
 }
 
 /*

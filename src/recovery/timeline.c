@@ -254,7 +254,10 @@ fc_timeline_set_aside(char *where, size_t wherelen, char *error, size_t errlen)
 			return false;
 		}
 	}
-	fsync_fname(where, true);
-	fsync_fname(FC_DIR, true);
+	if (fc_fsync_dir(where) != 0 || fc_fsync_dir(FC_DIR) != 0)
+	{
+		snprintf(error, errlen, "could not fsync directory \"%s\" or \"%s\": %m", where, FC_DIR);
+		return false;
+	}
 	return true;
 }

@@ -227,7 +227,19 @@ static void
 fc_prepared_dir_ensure(void)
 {
 	if (MakePGDirectory(FC_PREPARED_DIR) == 0)
-		fsync_fname(FC_DIR, true);
+	{
+		/* an entry not known durable is made again next time */
+		if (fc_fsync_dir(FC_DIR) != 0)
+		{
+			int			save_errno = errno;
+
+			(void) rmdir(FC_PREPARED_DIR);
+			errno = save_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not fsync directory \"%s\": %m", FC_DIR)));
+		}
+	}
 	else if (errno != EEXIST)
 		ereport(ERROR,
 				(errcode_for_file_access(),
