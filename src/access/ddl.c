@@ -535,6 +535,34 @@ fc_cluster_copy_slot(FcClusterState *st, uint64 s)
 }
 
 /*
+ * The arena had no room for the copy: say what the copy needs, and how to
+ * give it room without losing rows (the generic hint offers TRUNCATE).
+ */
+static void
+pg_attribute_noreturn()
+fc_cluster_out_of_memory(FcTable *src, FcTable *dst, MemoryContext cxt)
+{
+	ErrorData  *edata;
+	int64		live = (int64) pg_atomic_read_u64(&src->live_rows);
+	uint64		pages;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode != ERRCODE_OUT_OF_MEMORY ||
+		strncmp(edata->message, "pg_fastckpt memory is full", 26) != 0)
+		PG_RE_THROW();
+	FlushErrorState();
+	live = Max(live, 0);
+	pages = ((uint64) live + dst->slots_per_page - 1) / dst->slots_per_page;
+	edata->hint = psprintf("VACUUM FULL and CLUSTER need room for a copy of the table's %lld rows, about %llu kB, "
+						   "until they commit. Raise pg_fastckpt.memory_limit and restart for the rewrite "
+						   "(and lower it again after), or copy the rows out and back (COPY TO, TRUNCATE, COPY FROM).",
+						   (long long) live,
+						   (unsigned long long) (pages * FC_PAGE_SIZE / 1024));
+	ReThrowError(edata);
+}
+
+/*
  * VACUUM FULL and CLUSTER: copy the rows everyone can still see into the
  * new storage -- in the index's order for CLUSTER, so that scans return
  * them in that order -- freezing creators older than the cutoff.  As with
@@ -553,6 +581,7 @@ fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	FcClusterState st;
 	uint64		nslots;
 	bool	   *done = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
 
 	fc_gate_wait(OldTable);		/* all of its rows, not what recovery has so far */
 	memset(&st, 0, sizeof(st));
@@ -569,31 +598,39 @@ fc_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 	st.xid_cutoff = *xid_cutoff;
 	nslots = fc_table_nslots(st.src);
 
-	if (OldIndex != NULL)
+	PG_TRY();
 	{
-		IndexScanDesc iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
-		ItemPointer tid;
-		uint64		s;
-
-		done = palloc_extended(Max(nslots, 1) * sizeof(bool), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		index_rescan(iscan, NULL, 0, NULL, 0);
-		while ((tid = index_getnext_tid(iscan, ForwardScanDirection)) != NULL)
+		if (OldIndex != NULL)
 		{
-			CHECK_FOR_INTERRUPTS();
-			if (!fc_tid_in_range(st.src, tid, &s) || done[s])
-				continue;
-			done[s] = true;
-			fc_cluster_copy_slot(&st, s);
+			IndexScanDesc iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
+			ItemPointer tid;
+			uint64		s;
+
+			done = palloc_extended(Max(nslots, 1) * sizeof(bool), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			index_rescan(iscan, NULL, 0, NULL, 0);
+			while ((tid = index_getnext_tid(iscan, ForwardScanDirection)) != NULL)
+			{
+				CHECK_FOR_INTERRUPTS();
+				if (!fc_tid_in_range(st.src, tid, &s) || done[s])
+					continue;
+				done[s] = true;
+				fc_cluster_copy_slot(&st, s);
+			}
+			index_endscan(iscan);
 		}
-		index_endscan(iscan);
+		for (uint64 s = 0; s < nslots; s++)
+		{
+			if ((s & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (done == NULL || !done[s])
+				fc_cluster_copy_slot(&st, s);
+		}
 	}
-	for (uint64 s = 0; s < nslots; s++)
+	PG_CATCH();
 	{
-		if ((s & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (done == NULL || !done[s])
-			fc_cluster_copy_slot(&st, s);
+		fc_cluster_out_of_memory(st.src, st.dst, cxt);
 	}
+	PG_END_TRY();
 
 	*num_tuples = st.num_tuples;
 	*tups_vacuumed = st.tups_vacuumed;

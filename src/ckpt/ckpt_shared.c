@@ -550,7 +550,7 @@ fc_ckpt_request(bool wait)
 				(errcode(ERRCODE_IO_ERROR),
 				 errmsg("fastckpt checkpoint failed: %s", error),
 				 errdetail("The previous checkpoint and the log are kept; nothing is lost."),
-				 errhint("Check the server log and the free space of the data directory.")));
+				 errhint("Check the server log, and the free space and health of the device holding pg_fastckpt/ (an I/O error points at the device).")));
 }
 
 /* Startup: the loaded checkpoint counts as the last one taken. */

@@ -523,8 +523,10 @@ fc_recover(void)
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("pg_fastckpt: startup recovery failed; fastckpt tables stay closed"),
 					 errdetail("%s", error),
-					 errhint("The files under pg_fastckpt/ are left as they are. Restore them from a backup, "
-							 "or move pg_fastckpt/ aside to start with empty fastckpt tables.")));
+					 errhint("The files under pg_fastckpt/ are left as they are. If the detail names an I/O error, "
+							 "repair the device and restart first: the files may be whole. Otherwise restore them "
+							 "from a backup, or, losing every committed row, move pg_fastckpt/ aside to start "
+							 "with empty fastckpt tables.")));
 			fc_gate_fail(error);
 			fc_recovery_idle();
 		}

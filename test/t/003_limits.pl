@@ -165,6 +165,8 @@ is($rc, 0, 'after VACUUM of the table that held them, another table\'s UPDATE fi
 ($rc, $out, $err) = $node->psql('postgres', 'VACUUM FULL wide');
 like($err, qr/memory is full while writing table "wide"/,
 	'VACUUM FULL without room for its copy names the table, not its transient copy');
+like($err, qr/HINT:  VACUUM FULL and CLUSTER need room for a copy of the table's \d+ rows, about \d+ kB/,
+	'... and says how much room the copy needs');
 ($rc, $out, $err) = $node->psql('postgres', 'CREATE DATABASE copy_full TEMPLATE tpl_full');
 like($err, qr/memory is full while writing the fastckpt table with OID \d+.*\n.*CREATE DATABASE copies/,
 	'CREATE DATABASE without room for the template\'s rows says so, not that it is recovering');
