@@ -237,3 +237,21 @@ SELECT tp_files(), count(*) FROM pg_prepared_xacts;
 SELECT tp_check();
 DROP TABLE tp, tp_heap;
 DROP FUNCTION tp_files(), tp_check();
+
+-- an UPDATE whose wait for a row lock ends in an error keeps no old
+-- version: once no snapshot needs them, VACUUM leaves none
+CREATE TABLE tp_wait (id int PRIMARY KEY, n int) USING fastckpt;
+INSERT INTO tp_wait VALUES (1, 0);
+BEGIN;
+UPDATE tp_wait SET n = n + 1 WHERE id = 1;
+PREPARE TRANSACTION 'tp_wait';
+SET lock_timeout = '20ms';
+UPDATE tp_wait SET n = n + 10 WHERE id = 1;
+UPDATE tp_wait SET n = n + 10 WHERE id = 1;
+RESET lock_timeout;
+COMMIT PREPARED 'tp_wait';
+VACUUM tp_wait;
+SELECT n, (SELECT undo_records FROM fastckpt_stat_tables
+		   WHERE relation = 'tp_wait'::regclass) AS old_versions
+FROM tp_wait;
+DROP TABLE tp_wait;

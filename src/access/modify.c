@@ -513,8 +513,11 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		LWLockRelease(fc_slot_lock(tbl, slotno));
 		if (!wait)
 			break;
+		/* the wait may end in an error (deadlock, lock_timeout, a cancel) */
+		fc_undo_release_unused(tbl, undo);
 		(void) fc_wait_for_conflict(rel, otid, &conflict, mode, LockWaitBlock,
 									XLTW_Update, &have_tuple_lock);
+		undo = fc_undo_alloc(tbl, relid);
 	}
 	if (check == FC_ROW_OK && fc_crosscheck_fails(hdr, crosscheck))
 	{

@@ -374,8 +374,14 @@ fc_undo_reclaim(FcTable *tbl, GlobalVisState *vistest, int max_records)
 			 !TransactionIdDidCommit(superseded_by)))
 			break;
 
+		/*
+		 * Still the head, and the same record: another backend may have
+		 * reclaimed it meanwhile and a new update taken it again, with
+		 * another superseder or without the detached mark.
+		 */
 		SpinLockAcquire(&tbl->undo_lock);
-		if (tbl->undo_fifo_head != head)
+		if (tbl->undo_fifo_head != head || head->flags != flags ||
+			head->superseded_by != superseded_by)
 		{
 			SpinLockRelease(&tbl->undo_lock);
 			continue;
