@@ -33,6 +33,7 @@
 
 #include "access/fastckpt_am.h"
 #include "log/log.h"
+#include "recovery/gate.h"
 #include "store/row_size.h"
 #include "store/table_store.h"
 #include "store/undo.h"
@@ -322,6 +323,16 @@ fc_storage_adopt(Relation rel)
 		(void) fc_log_insert(&rec, sizeof(rec));
 		tbl = fc_table_adopt(rnode, relid, capacity, false, rec.hdr.csn);
 		LWLockRelease(fc_misc_lock(FC_LOCK_INSTALL));
+
+		/*
+		 * Said by the one process that creates it: startup recovery's
+		 * workers of a database all list its tables, in any order.
+		 */
+		if (fc_in_recovery_worker)
+			ereport(WARNING,
+					(errmsg("pg_fastckpt: table \"%s\" has no rows in the fastckpt log; it opens empty",
+							RelationGetRelationName(rel)),
+					 errdetail("Its storage was never logged: the log was removed, or the table came from a template database.")));
 	}
 	LWLockRelease(fc_misc_lock(FC_LOCK_ADOPT));
 	return tbl;

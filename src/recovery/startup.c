@@ -801,8 +801,8 @@ fc_fastckpt_relids(void)
 /*
  * The fastckpt tables of this database and their indexes, largest table
  * first (every worker of the database computes the same list).  Each
- * table's storage is looked up, or created empty; with reconcile, a table
- * that had none is reported and the storages are remembered in seen.
+ * table's storage is looked up, or created empty (fc_storage_adopt says
+ * so); with reconcile, the storages are remembered in seen.
  */
 static FcIndexJob *
 fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
@@ -827,12 +827,7 @@ fc_list_index_jobs(int *njobs, int *ntables, bool reconcile, List **seen)
 		if (rel == NULL)
 			continue;			/* dropped meanwhile */
 		(*ntables)++;
-		tbl = fc_table_lookup(&rel->rd_node);
-		if (tbl == NULL && reconcile)
-			ereport(WARNING,
-					(errmsg("pg_fastckpt: table \"%s\" has no rows in the fastckpt log; it opens empty",
-							RelationGetRelationName(rel)),
-					 errdetail("Its storage was never logged: the log was removed, or the table came from a template database.")));
+		/* a table that had none is created empty (and reported) here */
 		tbl = fc_table_for_rel(rel);
 		if (reconcile)
 		{
