@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "miscadmin.h"
 #include "storage/fd.h"
 
 #include "pg_fastckpt.h"
@@ -62,11 +63,14 @@ fc_fsync_dir_or_error(const char *path)
  * Start write-back of a range, so that the sync that follows finds little
  * to do.  Errors are left to that sync: asking only to start write-back
  * leaves a write-back error recorded on the file for the next fsync or
- * fdatasync to report (Linux consumes it only in a wait).
+ * fdatasync to report (Linux consumes it only in a wait).  Nothing with
+ * fsync = off, as pg_flush_data.
  */
 void
 fc_start_writeback(int fd, off_t offset, off_t nbytes)
 {
+	if (!enableFsync)
+		return;
 #ifdef SYNC_FILE_RANGE_WRITE
 	(void) sync_file_range(fd, offset, nbytes, SYNC_FILE_RANGE_WRITE);
 #endif

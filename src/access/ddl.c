@@ -559,8 +559,9 @@ fc_cluster_out_of_memory(FcTable *src, FcTable *dst, MemoryContext cxt)
 
 	MemoryContextSwitchTo(cxt);
 	edata = CopyErrorData();
+	/* the arena's error (store/arena.c), not a backend's palloc */
 	if (edata->sqlerrcode != ERRCODE_OUT_OF_MEMORY ||
-		strncmp(edata->message, "pg_fastckpt memory is full", 26) != 0)
+		strstr(edata->message, "pg_fastckpt memory is full") != edata->message)
 		PG_RE_THROW();
 	FlushErrorState();
 	live = Max(live, 0);

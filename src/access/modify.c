@@ -459,7 +459,7 @@ fc_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * more (a failed statement's versions, or those a snapshot that has
 	 * ended kept): the arena may have no page left for a new one.
 	 */
-	if (tbl->undo_partial == NULL)
+	if (dlist_is_empty(&tbl->undo_partial))
 		fc_reclaim_old_versions(rel, tbl);
 	undo = fc_undo_alloc(tbl, relid);
 

@@ -11,10 +11,10 @@
  * is a SHA-256 over the routine's CREATE statement as pg_get_functiondef
  * prints it, with every name schema-qualified so that the caller's
  * search_path does not change it, and constants printed in fixed styles
- * (dates in ISO, times in UTC ...), so that the caller's settings do not.  Its owner and privileges are left out:
- * changing them is a catalog change, which a checkpoint separates from
- * the calls made before it (catalog_watch.c), and role OIDs do not
- * survive a restore.
+ * (dates in ISO, times in UTC ...), so that the caller's settings do not.
+ * Its owner and privileges are left out: changing them is a catalog
+ * change, which a checkpoint separates from the calls made before it
+ * (catalog_watch.c), and role OIDs do not survive a restore.
  *
  *-------------------------------------------------------------------------
  */

@@ -21,6 +21,7 @@
 
 #include "access/transam.h"
 #include "core/pingpong.h"
+#include "lib/ilist.h"
 #include "port/atomics.h"
 #include "storage/itemptr.h"
 #include "storage/lwlock.h"
@@ -187,10 +188,10 @@ typedef struct FcTable
 
 	char		pad_undo[PG_CACHE_LINE_SIZE];
 	slock_t		undo_lock;		/* protects the undo fields */
-	struct FcUndoPage *undo_partial;	/* pages with free records (undo.c) */
+	dlist_head	undo_partial;	/* pages with free records (undo.c) */
 	FcUndo	   *undo_fifo_head;
 	FcUndo	   *undo_fifo_tail;
-	struct FcUndoPage *undo_page_list;	/* every undo page */
+	dlist_head	undo_page_list; /* every undo page */
 	uint64		undo_pages;
 	uint64		undo_empty_pages;	/* pages whose records are all free */
 	uint64		undo_live;		/* records allocated and not yet freed */

@@ -35,10 +35,8 @@
  */
 typedef struct FcUndoPage
 {
-	struct FcUndoPage *next;	/* the table's undo pages */
-	struct FcUndoPage *prev;
-	struct FcUndoPage *next_partial;	/* pages with a free record */
-	struct FcUndoPage *prev_partial;
+	dlist_node	node;			/* in the table's undo_page_list */
+	dlist_node	partial_node;	/* in undo_partial while a record is free */
 	FcUndo	   *free;			/* this page's free records */
 	uint32		nfree;
 } FcUndoPage;
@@ -58,9 +56,9 @@ fc_undo_init_table(FcTable *tbl)
 	SpinLockInit(&tbl->undo_lock);
 	tbl->undo_record_size = MAXALIGN(FC_UNDO_HEADER_SIZE + tbl->layout.image_capacity);
 	tbl->undo_per_page = (FC_PAGE_SIZE - FC_UNDO_PAGE_HEADER) / tbl->undo_record_size;
-	tbl->undo_partial = NULL;
+	dlist_init(&tbl->undo_partial);
 	tbl->undo_fifo_head = tbl->undo_fifo_tail = NULL;
-	tbl->undo_page_list = NULL;
+	dlist_init(&tbl->undo_page_list);
 	tbl->undo_pages = 0;
 	tbl->undo_empty_pages = 0;
 	tbl->undo_live = 0;
@@ -79,55 +77,30 @@ fc_undo_page_freed(FcTable *tbl, FcUndoPage *page)
 void
 fc_undo_free_table(FcTable *tbl)
 {
-	FcUndoPage *page = tbl->undo_page_list;
+	dlist_mutable_iter iter;
 
-	while (page != NULL)
-	{
-		FcUndoPage *next = page->next;
-
-		fc_undo_page_freed(tbl, page);
-		page = next;
-	}
+	/* the arena reuses a freed page's first bytes: the iterator has moved on */
+	dlist_foreach_modify(iter, &tbl->undo_page_list)
+		fc_undo_page_freed(tbl, dlist_container(FcUndoPage, node, iter.cur));
 	fc_undo_init_table(tbl);
-}
-
-static void
-fc_undo_partial_unlink(FcTable *tbl, FcUndoPage *page)
-{
-	if (page->prev_partial != NULL)
-		page->prev_partial->next_partial = page->next_partial;
-	else
-		tbl->undo_partial = page->next_partial;
-	if (page->next_partial != NULL)
-		page->next_partial->prev_partial = page->prev_partial;
-	page->next_partial = page->prev_partial = NULL;
-}
-
-static void
-fc_undo_partial_push(FcTable *tbl, FcUndoPage *page)
-{
-	page->prev_partial = NULL;
-	page->next_partial = tbl->undo_partial;
-	if (tbl->undo_partial != NULL)
-		tbl->undo_partial->prev_partial = page;
-	tbl->undo_partial = page;
 }
 
 /* A free record of the first page that has one, or NULL; undo_lock held. */
 static FcUndo *
 fc_undo_take_locked(FcTable *tbl)
 {
-	FcUndoPage *page = tbl->undo_partial;
+	FcUndoPage *page;
 	FcUndo	   *undo;
 
-	if (page == NULL)
+	if (dlist_is_empty(&tbl->undo_partial))
 		return NULL;
+	page = dlist_head_element(FcUndoPage, partial_node, &tbl->undo_partial);
 	undo = page->free;
 	page->free = undo->prev;
 	if (page->nfree == tbl->undo_per_page)
 		tbl->undo_empty_pages--;
 	if (--page->nfree == 0)
-		fc_undo_partial_unlink(tbl, page);
+		dlist_delete(&page->partial_node);
 	tbl->undo_live++;
 	return undo;
 }
@@ -165,14 +138,10 @@ fc_undo_alloc(FcTable *tbl, Oid relid)
 	page->nfree = tbl->undo_per_page;
 
 	SpinLockAcquire(&tbl->undo_lock);
-	page->prev = NULL;
-	page->next = tbl->undo_page_list;
-	if (page->next != NULL)
-		page->next->prev = page;
-	tbl->undo_page_list = page;
+	dlist_push_head(&tbl->undo_page_list, &page->node);
 	tbl->undo_pages++;
 	tbl->undo_empty_pages++;
-	fc_undo_partial_push(tbl, page);
+	dlist_push_head(&tbl->undo_partial, &page->partial_node);
 	undo = fc_undo_take_locked(tbl);
 	SpinLockRelease(&tbl->undo_lock);
 	memset(undo, 0, FC_UNDO_HEADER_SIZE);
@@ -192,7 +161,7 @@ fc_undo_free_locked(FcTable *tbl, FcUndo *undo)
 	undo->prev = page->free;
 	page->free = undo;
 	if (page->nfree++ == 0)
-		fc_undo_partial_push(tbl, page);
+		dlist_push_head(&tbl->undo_partial, &page->partial_node);
 	tbl->undo_live--;
 	if (page->nfree < tbl->undo_per_page)
 		return NULL;
@@ -201,13 +170,8 @@ fc_undo_free_locked(FcTable *tbl, FcUndo *undo)
 		tbl->undo_empty_pages++;	/* kept for the next updates */
 		return NULL;
 	}
-	fc_undo_partial_unlink(tbl, page);
-	if (page->prev != NULL)
-		page->prev->next = page->next;
-	else
-		tbl->undo_page_list = page->next;
-	if (page->next != NULL)
-		page->next->prev = page->prev;
+	dlist_delete(&page->partial_node);
+	dlist_delete(&page->node);
 	tbl->undo_pages--;
 	return page;
 }
